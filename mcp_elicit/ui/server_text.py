@@ -319,13 +319,19 @@ def fit(
 _PART_OF_A_CODE: Final = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})?$")
 
 
+#: The most characters ``clean`` writes for one (``<U+E0001>``).
+_SHOWN_MOST: Final = 9
+
+
 def fit_quoted(text: str, width: int) -> str:
     """``fit`` (on one line) for a text quoted inert already, each character a terminal
     could act on written as its code (``core.rounds.shown_text``: ``\\x1b``, ``\\u200e``):
-    cut between whole codes too, never inside one ("\\u20…")."""
+    cut between whole codes too, never inside one ("\\u20…"). A text no longer than
+    ``width`` can be cut too: shown, a character the quote kept (a Hangul filler) is
+    written as its code (``<U+3164>``), longer."""
     short = fit(text, width)
-    if len(text) <= width or not short.endswith("…"):
-        return short
+    if not short.endswith("…") or short == fit(text, _SHOWN_MOST * len(text)):
+        return short  # whole
     return _PART_OF_A_CODE.sub("", short[:-1]).rstrip() + "…"
 
 

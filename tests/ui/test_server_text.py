@@ -305,3 +305,14 @@ def test_a_word_too_wide_for_a_row_is_folded_between_whole_codes(text: str, enco
         rows = wrapped(shown, width)
         assert "".join(rows) == shown and all(cells(row) <= width for row in rows), (width, rows)
         assert [code for row in rows for code in codes.findall(row)] == codes.findall(shown), (width, rows)
+
+
+def test_a_quote_that_showing_makes_longer_is_cut_between_whole_codes_too() -> None:
+    """A Hangul filler is printable (a transport's quote keeps it) but shown by its code
+    (``<U+3164>``): a quote no longer than the width grew past it when shown, and was cut
+    inside the code of a direction mark after it ("\\…")."""
+    quote = shown_text("\u3164" * 10 + "\u200e" * 20)
+    for width in range(len(quote) - 30, len(quote) + 1):
+        short = fit_quoted(quote, width)
+        assert short.endswith("…") and len(short) <= width, (width, short)
+        assert short[:-1].replace("<U+3164>", "").replace("\\u200e", "") == "", (width, short)
