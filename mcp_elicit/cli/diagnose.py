@@ -133,9 +133,10 @@ def _came_with(exc: ProtocolError, target: Target, observed: Observed) -> str:
     """ "HTTP 404, and " when a JSON-RPC error came in a response whose status says more than
     the body (an error status, which a proxy or a router may have set): a person needs both;
     "" over stdio, with a 2xx, for a status no response had (an error's default), or when
-    the error says it already (the client's "HTTP 404 in a new session too")."""
+    the error says it already (the client's "HTTP 404 in a new session too") where it is
+    shown: not past the end of a message cut short (``_said``)."""
     status = exc.http_status
-    if target.url is None or status < 300 or f"HTTP {status}" in exc.message:
+    if target.url is None or status < 300 or f"HTTP {status}" in _said(exc.message):
         return ""
     if all(seen.status != status for seen in observed.responses):
         return ""

@@ -116,25 +116,38 @@ class _Forgetful(JsonAnswering):
         elif rid is None:
             self._answer(202, None)
         else:
-            gone = {"code": -32001, "message": "Session not found"}
+            gone = {"code": -32001, "message": self.said}
             self._answer(404 if method == "tools/list" else 400, {"jsonrpc": "2.0", "id": rid, "error": gone})
+
+    said: ClassVar[str] = "Session not found"
+
+
+class _ForgetfulAtLength(_Forgetful):
+    """``_Forgetful`` saying more than an error's message quotes (``SAID_MAX``)."""
+
+    said: ClassVar[str] = "Session not found. " + "The session store was reset. " * 40
 
 
 SERVER = {"name": "forgetful", "version": "1"}
 
 
+@pytest.mark.parametrize("server", [_Forgetful, _ForgetfulAtLength])
 def test_a_tools_list_refused_404_in_every_session_says_the_status(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], server: type[_Forgetful]
 ) -> None:
-    with serving(_Forgetful) as base:
+    # a message cut short lost the client's "(HTTP 404 in a new session too...)" at its end,
+    # the status with it: the status went before the message only when the message did not
+    # say it, as cut short it did not
+    with serving(server) as base:
         result = run(capsys, "check", "--json", f"{base}/mcp")
     assert result.code == 1, result.err
     report = result.json()
     assert report["server"]["name"] == "forgetful"
     [problem] = report["problems"]
     assert problem["code"] == "list-failed" and "-32001: Session not found" in problem["message"]
-    assert "HTTP 404 in a new session too" in problem["message"]
     assert problem["message"].count("HTTP 404") == 1, problem["message"]  # said once, not twice
+    if server is _Forgetful:
+        assert "HTTP 404 in a new session too" in problem["message"]
 
 
 def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
