@@ -11,9 +11,9 @@ Rules:
   (``client.inputs``), which keeps its own rules; ``Inputs`` is importable from here too.
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
-* A paginated list is followed to its end; a cursor given again (a server loop), one
-  that is not a string, or more than ``MAX_PAGES`` (1000) pages is a
-  ``ProtocolViolation``. An empty ``nextCursor`` is a cursor at 2026-07-28 (the spec
+* A paginated list is followed to its end; a page without its list, a cursor given
+  again (a server loop), one that is not a string, or more than ``MAX_PAGES`` (1000)
+  pages is a ``ProtocolViolation``. An empty ``nextCursor`` is a cursor at 2026-07-28 (the spec
   forbids taking it for the end), the end before it.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
   handshake revisions the server is also sent ``notifications/cancelled``.
@@ -335,9 +335,10 @@ async def list_pages(
     *,
     empty_is_a_cursor: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every item of a paginated list, following ``nextCursor`` until it ends. A cursor
-    given again (a server loop), one that is not a string, or more than ``MAX_PAGES``
-    pages is a ``ProtocolViolation`` naming the page: never a list cut short as if whole.
+    """Every item of a paginated list, following ``nextCursor`` until it ends. A page
+    without its list (``key``), a cursor given again (a server loop), one that is not a
+    string, or more than ``MAX_PAGES`` pages is a ``ProtocolViolation`` naming the page:
+    never a list cut short as if whole.
     An empty ``nextCursor`` ends it, unless ``empty_is_a_cursor`` (2026-07-28 says a client
     must not take "" for the end)."""
     items: list[dict[str, Any]] = []
@@ -353,7 +354,9 @@ async def list_pages(
         result = await call(method, {"cursor": cursor} if cursor is not None else None)
         page_number += 1
         page = result.get(key)
-        items.extend(dict(i) for i in (page if isinstance(page, list) else []) if isinstance(i, Mapping))
+        if not isinstance(page, list):
+            raise ProtocolViolation(f"page {page_number} of {method} has no {key} list: {quoted(page)}")
+        items.extend(dict(i) for i in page if isinstance(i, Mapping))
         nxt = result.get("nextCursor")
         if nxt is None or (nxt == "" and not empty_is_a_cursor):
             return items

@@ -92,6 +92,10 @@ def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path
     assert result.code == 4
     assert result.json()["exit_code"] == 4
     assert "has no tools list" in result.json()["error"]
+    with fake_http(tmp_path) as base:  # call lists the tools too: it said "no tool 'echo'" (exit 1)
+        called = run(capsys, "call", f"{base}/broken", "echo")
+    assert called.code == 4, called.err
+    assert "page 1 of tools/list has no tools list: None" in called.err
 
 
 class _Cursors(JsonAnswering):

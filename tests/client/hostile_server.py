@@ -122,6 +122,9 @@ def scenario(request: dict[str, Any]) -> None:
     elif SCENARIO in ("looping-pages", "legacy-looping-pages"):  # page 2 names page 2 again
         tool = {"name": f"t{count}", "inputSchema": {"type": "object"}}
         result(request, {"tools": [tool], "nextCursor": "again"})
+    elif SCENARIO in ("tools-not-a-list", "legacy-tools-not-a-list"):  # page 2's tools: an object
+        tool = {"name": f"t{count}", "inputSchema": {"type": "object"}}
+        result(request, {"tools": [tool], "nextCursor": "c"} if "cursor" not in params else {"tools": tool})
     elif SCENARIO in ("number-cursor", "legacy-number-cursor"):  # a cursor that is not a string
         result(request, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": 2})
     elif SCENARIO == "huge-state":

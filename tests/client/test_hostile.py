@@ -382,13 +382,15 @@ async def test_a_list_that_never_ends_is_stopped(revision: str) -> None:
     [
         ("looping-pages", r"tools/list never ends: page 2 gives the cursor 'again' again", 2),
         ("number-cursor", r"page 1 of tools/list gives a nextCursor that is not a string: 2", 1),
+        ("tools-not-a-list", r"page 2 of tools/list has no tools list: \{'inputSchema'", 2),
     ],
 )
 async def test_a_list_whose_cursor_repeats_or_is_no_string_is_refused(
     revision: str, scenario: str, said: str, pages: int
 ) -> None:
-    """A server loop (a cursor given again) or a cursor of another type is an error naming
-    the list and the page, never a list cut short as if it were whole."""
+    """A server loop (a cursor given again), a cursor of another type or a page without its
+    list (its tools left out, as not a list) is an error naming the list and the page, never
+    a list cut short as if it were whole."""
     name = scenario if revision == "2026-07-28" else f"legacy-{scenario}"
     async with hostile([name], revision) as (client, recorder):
         with pytest.raises(ProtocolViolation, match=said):
