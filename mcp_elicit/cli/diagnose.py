@@ -106,7 +106,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
     if isinstance(exc, ProtocolError):
         if during == "connect":
             status = _came_with(exc, target, observed)
-            hint = f". {_path_hint(target.url)}" if status and exc.http_status == 404 and target.url else ""
+            found = exc.http_status == 404 and any(seen.status == 404 for seen in observed.responses)
+            hint = f". {_path_hint(target.url)}" if found and target.url else ""  # said by the error or not
             return ServerBrokeProtocol(
                 f"{target} answered the opening request with {status}error {exc.code}: {_said(exc.message)}"
                 f"{hint}{noise_note(observed)}"
@@ -133,14 +134,11 @@ def _came_with(exc: ProtocolError, target: Target, observed: Observed) -> str:
     """ "HTTP 404, and " when a JSON-RPC error came in a response whose status says more than
     the body (an error status, which a proxy or a router may have set): a person needs both;
     "" over stdio, with a 2xx, for a status no response had (an error's default), or when
-    the error says it already (the client's "HTTP 404 in a new session too") where it is
-    shown: not past the end of a message cut short (``_said``)."""
+    the error as shown (``_said``: cut short) says it already ("HTTP 404 in a new session")."""
     status = exc.http_status
     if target.url is None or status < 300 or f"HTTP {status}" in _said(exc.message):
         return ""
-    if all(seen.status != status for seen in observed.responses):
-        return ""
-    return f"HTTP {status}, and "
+    return "" if all(seen.status != status for seen in observed.responses) else f"HTTP {status}, and "
 
 
 def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, observed: Observed) -> CliError:

@@ -264,22 +264,32 @@ class _AllNotFound(_Forgetful):
 
     def do_POST(self) -> None:
         sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        error = {"code": -32601, "message": "Method not found"}
+        error = {"code": -32601, "message": self.said}
         self._answer(404, {"jsonrpc": "2.0", "id": sent.get("id"), "error": error})
+
+    said: ClassVar[str] = "Method not found"
+
+
+class _AllNotFoundSayingSo(_AllNotFound):
+    """``_AllNotFound`` whose error says the status itself, as some routers write it."""
+
+    said: ClassVar[str] = "HTTP 404: no route for POST /rpc"
 
 
 @pytest.mark.parametrize("offered", [[], ["--protocol", "2025-11-25"]], ids=["any", "2025-11-25"])
 @pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+@pytest.mark.parametrize("server", [_AllNotFound, _AllNotFoundSayingSo])
 def test_a_json_rpc_error_in_an_http_404_to_the_opening_request_says_both(
-    capsys: pytest.CaptureFixture[str], offered: list[str], command: list[str]
+    capsys: pytest.CaptureFixture[str], offered: list[str], command: list[str], server: type[_AllNotFound]
 ) -> None:
     """As for a later request: the status says as much as the body (a wrong path, most
-    likely), so both are said, with where MCP endpoints usually are."""
-    with serving(_AllNotFound) as base:
+    likely), so both are said, with where MCP endpoints usually are; the status once, and
+    the hint too when the error says the status itself (it lost the hint)."""
+    with serving(server) as base:
         result = run(capsys, command[0], "--json", *offered, f"{base}/rpc", *command[1:])
     assert result.code == 4, result.err
     said = result.json()["error"]
-    assert (
-        f"{base}/rpc answered the opening request with HTTP 404, and error -32601: Method not found" in said
-    )
+    status = "" if server is _AllNotFoundSayingSo else "HTTP 404, and "
+    assert f"{base}/rpc answered the opening request with {status}error -32601: {server.said}" in said, said
+    assert said.count("HTTP 404") == 1, said
     assert f"try {base}/mcp" in said, said
