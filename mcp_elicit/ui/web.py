@@ -228,10 +228,10 @@ class _App:
     def _claim(self, token: str, request: Request) -> Response:
         if not hmac.compare_digest(token.encode(), self.round.token.encode()):
             return _text(404, "Not found.")
+        if self.round.answers.done():  # kept for a page after the end: nothing to answer
+            return _text(410, "This question is no longer open.")
         if self.round.claimed:
             return _text(410, "This link was already opened; answer in the tab it opened in.")
-        if self.round.answers.done():
-            return _text(410, "This question is no longer open.")
         self.round.opened()
         response: Response
         if _same_origin(request):

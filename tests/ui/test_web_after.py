@@ -37,15 +37,19 @@ async def _stopped(opened: Opened, seconds: float = 5.0) -> bool:
 
 @contextlib.asynccontextmanager
 async def _stream(
-    client: httpx.AsyncClient, opened: Opened, round_: web_round.Round
+    client: httpx.AsyncClient, opened: Opened, round_: web_round.Round, page: str = ""
 ) -> AsyncIterator[AsyncIterator[str]]:
-    """The page's event stream, open until the block ends (and seen open, then closed, by the
-    answer server): what it says after its ``retry``."""
-    async with client.stream("GET", f"{opened.base}/api/events") as events:
+    """The event stream of page ``page`` (none named: as a page that says none), open until
+    the block ends (and seen open, then closed, by the answer server): what it says after
+    its ``retry``."""
+    left = round_.streams
+    async with client.stream(
+        "GET", f"{opened.base}/api/events", params={"page": page} if page else None
+    ) as events:
         said = events.aiter_text()
         await anext(said)  # the server's retry: it counts the stream by now
         yield said
-    await until_streams(round_, 0)
+    await until_streams(round_, left)
 
 
 async def test_a_page_whose_stream_was_down_at_the_end_asks_and_then_the_server_stops(
@@ -140,3 +144,18 @@ async def test_an_answerer_keeps_a_bounded_number_of_ended_rounds(monkeypatch: p
         assert (await client.get(f"{second.base}/favicon.ico")).status_code == 204  # still kept
         csrf_less = await client.post(f"{second.base}/api/check", json={})
         assert csrf_less.status_code == 403  # kept, yet as guarded as before
+
+
+async def test_the_link_opened_again_after_the_end_says_the_question_is_no_longer_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not "already opened; answer in the tab it opened in": there is nothing left to answer."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], timeout=1.0) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_):
+            pass
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+        again = await client.get(opened.url, headers={"Sec-Fetch-Site": "none"})
+        assert (again.status_code, again.text) == (410, "This question is no longer open.\n")
