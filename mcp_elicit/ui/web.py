@@ -64,6 +64,7 @@ import html
 import importlib.resources
 import json
 import logging
+import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any, Final, Literal
@@ -126,6 +127,8 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _MAX_DEPTH: Final = 64
 _BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
+#: The name a page gives itself, per load, on its event streams and posts (``Round.heard``).
+_PAGE_NAME: Final = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 
 
@@ -189,7 +192,7 @@ class _App:
                 response = Response(status_code=204, headers=_HEADERS)
             elif method == "GET" and path == "/api/events":
                 if self._allowed(request):
-                    await self._events(send, receive)
+                    await self._events(send, receive, _page_name(request.query_params.get("page")))
                     return
                 response = _text(403, "Not allowed.")
             elif method == "POST" and path in _POSTED:
@@ -291,8 +294,9 @@ class _App:
             return _text(400, "Not JSON: nested too deeply.")
         if not isinstance(data, dict):
             return _text(400, "Send a JSON object.")
+        named = _page_name(request.headers.get("x-mcp-elicit-page"))
         if self.round.answers.done():
-            self.round.heard()
+            self.round.heard(named)
             return JSONResponse({"ok": False, "ended": self.round.reason}, 409, headers=_HEADERS)
         if path == "/api/opened":  # the person pressed Open on a URL question
             refusal = self.round.not_openable(data.get("question"))
@@ -306,7 +310,7 @@ class _App:
             return response
         if path == "/api/answer" and data.get("action") in ("decline", "cancel"):
             action: Literal["decline", "cancel"] = "decline" if data["action"] == "decline" else "cancel"
-            self._finish(self.round.every(action), action)
+            self._finish(self.round.every(action), action, named)
             return JSONResponse({"ok": True}, headers=_HEADERS)
         questions, answers = self.round.judge(data.get("questions"))
         if path == "/api/check":
@@ -315,21 +319,22 @@ class _App:
             return _text(400, "The action is accept, decline or cancel.")
         if answers is None:
             return JSONResponse({"ok": False, "questions": questions}, 422, headers=_HEADERS)
-        self._finish(answers, "answered")
+        self._finish(answers, "answered", named)
         return JSONResponse({"ok": True}, headers=_HEADERS)
 
-    def _finish(self, answers: list[ElicitAnswer], reason: str) -> None:
+    def _finish(self, answers: list[ElicitAnswer], reason: str, page: str) -> None:
         """The page's own post ends the round: it hears how, even without a live stream."""
         streaming = self.round.streams > 0
         self.round.finish(answers, reason)
-        if not streaming:  # with one, which page posted cannot be told from those streaming
-            self.round.heard()
+        if page or not streaming:  # unnamed, it cannot be told from the pages streaming
+            self.round.heard(page)
 
-    async def _events(self, send: Send, receive: Receive) -> None:
-        """An event stream that says when the round ends, and whose end says the page went."""
+    async def _events(self, send: Send, receive: Receive, page: str) -> None:
+        """An event stream of page ``page`` that says when the round ends, and whose end says
+        the page went."""
         headers = [(k.lower().encode(), v.encode()) for k, v in _HEADERS.items()]
         headers.append((b"content-type", b"text/event-stream"))
-        self.round.stream_opened()
+        self.round.stream_opened(page)
         gone = asyncio.ensure_future(_disconnected(receive))
         ended = asyncio.ensure_future(self.round.ended.wait())
         try:
@@ -345,7 +350,7 @@ class _App:
                     data = json.dumps({"reason": self.round.reason})
                     body = f"event: end\ndata: {data}\n\n".encode()
                     await send({"type": "http.response.body", "body": body, "more_body": False})
-                    self.round.heard()
+                    self.round.heard(page)
                     return
                 await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
         except OSError:  # the browser went away while we wrote
@@ -353,7 +358,12 @@ class _App:
         finally:
             gone.cancel()
             ended.cancel()
-            self.round.stream_closed()
+            self.round.stream_closed(page)
+
+
+def _page_name(given: str | None) -> str:
+    """The name a page gives itself (``_PAGE_NAME``), or "" for none or a malformed one."""
+    return given if given is not None and _PAGE_NAME.fullmatch(given) else ""
 
 
 async def _read_capped(request: Request) -> bytes | None:

@@ -8,8 +8,8 @@ for them, bounded.
 
 Rules:
 
-* Only a round with more pages left untold (``Round.untold``) than live event streams is
-  kept; every other answer server stops with its round, as before (a stopping server lets
+* Only a round with more pages left untold (``Round.untold``) than untold pages with a live
+  event stream (``Round.untold_streaming``) is kept; every other answer server stops with its round, as before (a stopping server lets
   its streams say how the round ended).
 * A kept answer server answers nothing but how its round ended (its link and page 410, every
   post 409 with the ending, an event stream the ``end`` event), and stops once every such
@@ -45,7 +45,7 @@ class Afterwards:
     async def end(self, running: LocalServer, round_: Round) -> None:
         """``running``, the answer server of ``round_`` (ended), stopped now, or kept a while
         when a page of it has not heard how it ended."""
-        if round_.untold <= round_.streams:  # each hears it on its live stream as this stops
+        if round_.untold <= round_.untold_streaming():  # each hears it on its live stream as this stops
             await running.stop()
             return
         kept = asyncio.ensure_future(_until_told(running, round_))

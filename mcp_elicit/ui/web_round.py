@@ -18,8 +18,10 @@ Rules:
 * Its pages are taken to be as many as the most event streams ever open at once: when the
   round ends, that many have not heard how (``untold``). A page hears it (``heard``) on an
   event stream (live, or asked for again), as a post answered 409, or by ending the round
-  with a post while no stream is live (with one, the page that posted cannot be told from
-  the others, and hears it on its stream).
+  with a post. A page names itself (a random name per load) on its streams and posts, so
+  that it is told once however many times it hears; one that names none counts each time,
+  and one ending the round while a stream is live hears it on that stream instead (the
+  poster cannot be told from the streaming pages).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
@@ -62,6 +65,8 @@ class Round:
         #: Pages that have not heard how the round ended; ``all_told`` is set once none is left.
         self.untold = 0
         self.all_told = asyncio.Event()
+        self._told: set[str] = set()  # the pages, by name, that heard how it ended
+        self._live: Counter[str] = Counter()  # live event streams per page name ("": none)
         self._timer: asyncio.TimerHandle | None = None
         #: Set when the person opened the URL of a one-question URL round ("Open").
         self.url_opened = asyncio.Event()
@@ -91,8 +96,12 @@ class Round:
         if self._timer is not None:
             self._timer.cancel()
 
-    def heard(self) -> None:
-        """A page learnt how the round ended."""
+    def heard(self, page: str = "") -> None:
+        """Page ``page`` (or one that names none) learnt how the round ended."""
+        if page:
+            if page in self._told:
+                return
+            self._told.add(page)
         self.untold -= 1
         if self.untold <= 0:
             self.all_told.set()
@@ -100,8 +109,14 @@ class Round:
     def every(self, action: Literal["decline", "cancel"]) -> list[ElicitAnswer]:
         return [ElicitAnswer(action) for _ in self.requests]
 
-    def stream_opened(self) -> None:
+    def untold_streaming(self) -> int:
+        """The pages not yet told with a live event stream, each to hear it there (a page
+        that names none, per stream)."""
+        return sum(n if not page else int(n > 0) for page, n in self._live.items() if page not in self._told)
+
+    def stream_opened(self, page: str = "") -> None:
         self.streams += 1
+        self._live[page] += 1
         self.peak = max(self.peak, self.streams)
         if self._timer is not None:
             self._timer.cancel()
@@ -114,8 +129,9 @@ class Round:
             wait = max(self.grace, FIRST_STREAM_SECONDS)
             self._timer = asyncio.get_running_loop().call_later(wait, self._gone)
 
-    def stream_closed(self) -> None:
+    def stream_closed(self, page: str = "") -> None:
         self.streams -= 1
+        self._live[page] -= 1
         if self.streams == 0 and not self.answers.done():
             self._timer = asyncio.get_running_loop().call_later(self.grace, self._gone)
 

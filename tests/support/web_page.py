@@ -4,6 +4,7 @@ new browser page, and reviewing and sending it."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,12 +16,14 @@ from support.web_answers import SMALL
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-__all__ = ["OSLO", "SMALL", "expect", "review_and_send", "show"]
+__all__ = ["EVENTS", "OSLO", "SMALL", "expect", "review_and_send", "show"]
 
 expect = pytest.importorskip(
     "playwright.async_api", reason="playwright is not installed (make install)"
 ).expect
 OSLO = {"timezone_id": "Europe/Oslo", "locale": "en-GB"}
+#: The page's event stream, for ``page.route`` (the page names itself in its query).
+EVENTS = re.compile(r"/api/events(\?|$)")
 
 
 async def show(new_page: NewPage, opened: Opened, **options: Any) -> Page:

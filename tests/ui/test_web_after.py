@@ -20,6 +20,8 @@ from support.web_answers import SMALL, api, claim
 
 pytestmark = pytest.mark.anyio
 
+_PAGE = "X-MCP-Elicit-Page"
+
 
 async def _stopped(opened: Opened, seconds: float = 5.0) -> bool:
     """Whether the round's answer server stops listening within ``seconds``."""
@@ -144,6 +146,52 @@ async def test_an_answerer_keeps_a_bounded_number_of_ended_rounds(monkeypatch: p
         assert (await client.get(f"{second.base}/favicon.ico")).status_code == 204  # still kept
         csrf_less = await client.post(f"{second.base}/api/check", json={})
         assert csrf_less.status_code == 403  # kept, yet as guarded as before
+
+
+async def test_a_page_told_twice_is_one_page_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pages of one round (a second tab): the one whose stream was live hears the end on
+    it and again as a 409 to a check it had sent; the other, whose stream was down, still
+    finds the answer server to ask (a page told twice counted as two let it stop)."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_, "a1") as events:
+            async with _stream(client, opened, round_, "b2"):
+                pass  # the second tab's stream went down
+            declined = await client.post(
+                f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf, **{_PAGE: "a1"})
+            )
+            assert declined.status_code == 200
+            assert "event: end" in "".join([chunk async for chunk in events])
+        check = await client.post(f"{opened.base}/api/check", json={}, headers=api(csrf, **{_PAGE: "a1"}))
+        assert check.status_code == 409
+        assert not await _stopped(opened, seconds=0.5)  # the second tab has not asked
+        check = await client.post(f"{opened.base}/api/check", json={}, headers=api(csrf, **{_PAGE: "b2"}))
+        assert (check.status_code, check.json()) == (409, {"ok": False, "ended": "decline"})
+        assert await _stopped(opened)
+
+
+async def test_a_page_that_ended_the_round_while_another_was_down_leaves_the_server_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The page that declined has heard (it asked); the other tab's stream was down, so the
+    answer server waits for it, though one stream (the decliner's) was still live."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_, "a1") as events:
+            async with _stream(client, opened, round_, "b2"):
+                pass
+            await client.post(
+                f"{opened.base}/api/answer", json={"action": "cancel"}, headers=api(csrf, **{_PAGE: "a1"})
+            )
+            assert "event: end" in "".join([chunk async for chunk in events])
+        assert not await _stopped(opened, seconds=0.5)
+        async with client.stream("GET", f"{opened.base}/api/events", params={"page": "b2"}) as late:
+            assert 'event: end\ndata: {"reason": "cancel"}' in "".join([c async for c in late.aiter_text()])
+        assert await _stopped(opened)
 
 
 async def test_the_link_opened_again_after_the_end_says_the_question_is_no_longer_open(

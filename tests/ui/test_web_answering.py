@@ -22,7 +22,7 @@ from ui.web_rounds import (
 )
 
 from support.browser import NewPage
-from support.web_page import OSLO, SMALL, expect, review_and_send, show
+from support.web_page import EVENTS, OSLO, SMALL, expect, review_and_send, show
 
 if TYPE_CHECKING:
     from playwright.async_api import Route
@@ -301,11 +301,11 @@ async def test_stopping_the_tab_again_and_again_ends_nothing(new_page: NewPage) 
         page = await show(new_page, opened)
         await page.fill("#q0-f0-input", "3")
         asked: asyncio.Queue[Route] = asyncio.Queue()
-        await page.route("**/api/events", asked.put_nowait)  # held: the stream stays unanswered
+        await page.route(EVENTS, asked.put_nowait)  # held: the stream stays unanswered
         for _ in range(2):
             await page.evaluate("window.stop()")
             await asyncio.wait_for(asked.get(), 10)  # asked for again, held
-        await page.unroute("**/api/events")
+        await page.unroute(EVENTS)
         await page.evaluate("window.stop()")  # the third stop in a row, of a stream still asked for
         await expect(page.locator("#app")).to_have_attribute("data-live", "1")
         await expect(page.locator("#finished")).to_be_hidden()
@@ -321,7 +321,7 @@ async def test_a_stream_that_cannot_come_back_says_nobody_is_waiting(new_page: N
     async with open_round([form_request(SMALL)]) as opened:
         page = await show(new_page, opened)
         await page.fill("#q0-f0-input", "3")
-        for path in ("**/api/events", "**/api/check"):
+        for path in (EVENTS, "**/api/check"):
             await page.route(path, lambda route: route.fulfill(status=503))
         await page.evaluate("window.stop()")
         await expect(page.locator("#finished-title")).to_have_text("No longer open", timeout=5_000)

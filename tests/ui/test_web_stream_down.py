@@ -6,7 +6,9 @@ server answers is asked for again less and less often, and not at all once the r
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -15,7 +17,7 @@ from mcp_elicit.ui.web_round import Round
 from ui.web_rounds import form_request, open_round, rounds_seen, until_streams
 
 from support.browser import NewPage
-from support.web_page import OSLO, SMALL, expect, review_and_send, show
+from support.web_page import EVENTS, OSLO, SMALL, expect, review_and_send, show
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Request
@@ -27,10 +29,19 @@ async def _stream_down(page: Page, round_: Round, others: int) -> None:
     """The page's event stream dropped, and every new one refused before it reaches the
     answer server (as a proxy or a flaky network would); ``/api/check`` still gets through.
     Returns once the answer server saw it go (``others`` streams left, of other tabs)."""
-    await page.route("**/api/events", lambda route: route.abort())
+    await page.route(EVENTS, lambda route: route.abort())
     await page.evaluate("window.stop()")
     await expect(page.locator("#app")).to_have_attribute("data-live", "0")
     await until_streams(round_, others)
+
+
+async def _until(done: Callable[[], bool]) -> None:
+    """Once ``done()``, bounded (10 s)."""
+    for _ in range(200):
+        if done():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("not seen within 10 s")
 
 
 def _asked(page: Page, path: str) -> list[str]:
@@ -38,7 +49,7 @@ def _asked(page: Page, path: str) -> list[str]:
     seen: list[str] = []
 
     def record(request: Request) -> None:
-        if request.url.endswith(path):
+        if urlsplit(request.url).path == path:
             seen.append(request.url)
 
     page.on("request", record)
@@ -90,7 +101,7 @@ async def test_a_page_whose_first_stream_never_comes_asks_at_once(new_page: NewP
     async with open_round([form_request(SMALL)]) as opened:
         page = await new_page(**OSLO)
         streams = _asked(page, "/api/events")
-        await page.route("**/api/events", lambda route: route.abort())
+        await page.route(EVENTS, lambda route: route.abort())
         await page.route("**/api/check", lambda route: route.abort())
         await page.goto(opened.url)
         await expect(page.locator("#finished-title")).to_have_text("No longer open", timeout=10_000)
@@ -119,7 +130,7 @@ async def test_a_stream_that_keeps_failing_is_asked_for_less_often_and_not_once_
         await page.goto(opened.url)
         await expect(page.locator("#app")).to_have_attribute("data-live", "1")
         [round_] = rounds
-        await page.route("**/api/events", lambda route: route.fulfill(status=503))
+        await page.route(EVENTS, lambda route: route.fulfill(status=503))
         await page.evaluate("window.stop()")
         await until_streams(round_, 0)
         await page_time(60)
@@ -131,3 +142,35 @@ async def test_a_stream_that_keeps_failing_is_asked_for_less_often_and_not_once_
         before = len(streams)
         await page_time(20)
         assert len(streams) == before
+
+
+async def test_each_tab_names_itself_on_its_stream_and_its_posts(new_page: NewPage) -> None:
+    """The answer server counts a page told once however many times it hears how the round
+    ended (its stream's end, then a 409 to a check it had sent): each load of the page names
+    itself, the same on its event stream and its posts, and another tab otherwise."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        other = await page.context.new_page()
+        names: dict[Page, list[tuple[str, str]]] = {page: [], other: []}
+        for tab, seen in names.items():
+
+            def record(request: Request, seen: list[tuple[str, str]] = seen) -> None:
+                parts = urlsplit(request.url)
+                if parts.path == "/api/events":
+                    seen.append(("stream", parse_qs(parts.query).get("page", [""])[0]))
+                elif parts.path == "/api/check":
+                    seen.append(("post", request.headers.get("x-mcp-elicit-page", "")))
+
+            tab.on("request", record)
+        await other.goto(f"{opened.base}/form")
+        await expect(other.locator("#app")).to_have_attribute("data-live", "1")
+        await page.route(EVENTS, lambda route: route.abort())
+        await page.evaluate("window.stop()")  # the stream fails, and the page asks with a check
+        await _until(lambda: len(names[page]) > 1)
+        await other.fill("#q0-f0-input", "3")  # checked as typed
+        await _until(lambda: len(names[other]) > 1)
+        mine = {name for _, name in names[page]}
+        theirs = {name for _, name in names[other]}
+        assert {kind for kind, _ in names[page]} == {kind for kind, _ in names[other]} == {"stream", "post"}
+        assert len(mine) == len(theirs) == 1, names
+        assert mine != theirs and "" not in mine | theirs

@@ -17,6 +17,8 @@
   const $ = (id) => document.getElementById(id);
   const { instant, localText, readNumber, showNumber, withOffset, yearProblem } = window.mcpElicitValues;
   const csrf = app.dataset.csrf;
+  // This load of the page, named on its streams and posts: counted told once, however often
+  const pageName = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
   const server = app.dataset.server || "The server";
   const form = $("answers");
   const alertBox = $("alert");
@@ -128,7 +130,7 @@
     try {
       response = await fetch(path, {
         method: "POST",
-        headers: { "Content-Type": "application/json", "X-MCP-Elicit-CSRF": csrf },
+        headers: { "Content-Type": "application/json", "X-MCP-Elicit-CSRF": csrf, "X-MCP-Elicit-Page": pageName },
         body: JSON.stringify(body),
         credentials: "same-origin",
         cache: "no-store",
@@ -460,7 +462,7 @@
       later(Math.min(8000, 1000 * 2 ** Math.max(0, tries - 3)), listen); // 1, 1, 1, 2, 4, 8 s
     };
     const listen = () => {
-      const stream = new EventSource("/api/events");
+      const stream = new EventSource(`/api/events?page=${pageName}`);
       events = stream;
       stream.addEventListener("open", () => {
         tries = 0;
