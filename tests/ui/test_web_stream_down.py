@@ -174,3 +174,28 @@ async def test_each_tab_names_itself_on_its_stream_and_its_posts(new_page: NewPa
         assert {kind for kind, _ in names[page]} == {kind for kind, _ in names[other]} == {"stream", "post"}
         assert len(mine) == len(theirs) == 1, names
         assert mine != theirs and "" not in mine | theirs
+
+
+async def test_a_stream_that_opens_and_drops_at_once_is_asked_for_less_often(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream that comes up and is cut at once (a proxy that ends every response, here
+    answering for the answer server) counted as a good stream: the page's wait went back to
+    1 s each time, and it asked for a stream, and the answer server with a check, every
+    second for good. Only a stream that stayed up a while now starts the waits over."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], grace=600) as opened:
+        page = await new_page(**OSLO)
+        await page.clock.install()
+        streams = _asked(page, "/api/events")
+        await page.goto(opened.url)
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        [round_] = rounds
+        cut = {"status": 200, "content_type": "text/event-stream", "body": "retry: 1000\n\n"}
+        await page.route(EVENTS, lambda route: route.fulfill(**cut))
+        await page.evaluate("window.stop()")
+        await until_streams(round_, 0)
+        for _ in range(60):  # a second of page time at a time
+            await page.clock.run_for(1000)
+            await asyncio.sleep(0.05)  # the requests it made meanwhile go and come back
+        assert 3 <= len(streams) <= 15, streams  # every second: 60

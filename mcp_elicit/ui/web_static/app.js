@@ -427,17 +427,16 @@
 
   // The answer server stops when the round is over (after a while when a page's stream was
   // down then, so that the page can still learn how it ended): a stream that cannot come
-  // back means nobody is waiting for this page any more. The browser drops a stream itself
-  // too: a reload (or Esc) stops the page's loads before the page is hidden, a reload after
-  // the person clicked even sooner, and Esc again stops the stream being asked for again.
-  // So a failed stream is closed and the answer server asked itself: still waiting, the
-  // stream is asked for again, a second later, then, while it keeps failing, later each
-  // time (up to 8 s); the round over, the page says how it ended; no answer (or a
-  // refusal) is asked again at once, and three in a row end the page. A page being left
-  // ends nothing (the draft stays).
+  // back means nobody waits for this page any more. The browser drops a stream itself too:
+  // a reload (or Esc) stops the page's loads before the page is hidden, even sooner after a
+  // click, and Esc again stops the stream being asked for again. So a failed stream is
+  // closed and the answer server asked: still waiting, the stream is asked for again after
+  // 1, 1, 1, 2, 4, then 8 s while it fails (or stays up under 8 s); the round over, the page
+  // says how; no answer (or a refusal) is asked again, three in a row end it; leaving doesn't.
   if (window.EventSource) {
     let failures = 0; // checks in a row that got no answer
-    let tries = 0; // streams in a row that failed
+    let tries = 0; // streams in a row that failed (or stayed up under 8 s)
+    let up = 0; // when the stream came up
     let leaving = false;
     let waiting = 0; // the timer that asks again: one at a time
     window.addEventListener("pagehide", () => {
@@ -465,12 +464,13 @@
       const stream = new EventSource(`/api/events?page=${pageName}`);
       events = stream;
       stream.addEventListener("open", () => {
-        tries = 0;
+        up = Date.now();
         app.dataset.live = "1";
       });
       stream.addEventListener("error", () => {
         stream.close(); // asked for again by this page, not by the browser
         if (leaving || over) return;
+        if (app.dataset.live === "1" && Date.now() - up >= 8000) tries = 0; // it stayed up: start over
         app.dataset.live = "0";
         lost();
       });
