@@ -9,13 +9,15 @@ for them, bounded.
 Rules:
 
 * Only a round with more pages left untold (``Round.untold``) than untold pages with a live
-  event stream (``Round.untold_streaming``) is kept; every other answer server stops with its round, as before (a stopping server lets
-  its streams say how the round ended).
+  event stream (``Round.untold_streaming``) is kept; every other answer server stops with
+  its round, as before (a stopping server lets its streams say how the round ended).
 * A kept answer server answers nothing but how its round ended (its link and page 410, every
   post 409 with the ending, an event stream the ``end`` event), and stops once every such
   page has asked, or ``AFTER_SECONDS`` have passed, whichever comes first.
 * At most ``MOST_KEPT`` are kept per answerer: one more stops the oldest. Cancelling the
-  keeper (the event loop ending) stops them too.
+  keeper (the event loop ending) stops them too, and a round ended by the event loop ending
+  (its answer server cancelled with every other task) keeps nothing: a task started then
+  would never be cancelled, and the loop would close with it pending.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class Afterwards:
     async def end(self, running: LocalServer, round_: Round) -> None:
         """``running``, the answer server of ``round_`` (ended), stopped now, or kept a while
         when a page of it has not heard how it ended."""
-        if round_.untold <= round_.untold_streaming():  # each hears it on its live stream as this stops
+        told = round_.untold <= round_.untold_streaming()  # each hears it on its live stream as this stops
+        if told or running.task.done() or running.task.cancelling():  # the event loop ending stops it
             await running.stop()
             return
         kept = asyncio.ensure_future(_until_told(running, round_))

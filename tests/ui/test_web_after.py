@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -207,3 +210,60 @@ async def test_the_link_opened_again_after_the_end_says_the_question_is_no_longe
         assert await opened.answers() == [ElicitAnswer.cancel()]
         again = await client.get(opened.url, headers={"Sec-Fetch-Site": "none"})
         assert (again.status_code, again.text) == (410, "This question is no longer open.\n")
+
+
+#: A program whose event loop ends (``asyncio.run`` returning) while a round waits, its
+#: page's stream down: the loop's end cancels the round, which ends then.
+_ROOT = Path(__file__).resolve().parents[2]
+_LOOP_ENDS = """
+import asyncio, gc, httpx
+from mcp_elicit.ui.web import WebAnswerer
+from support.web_answers import SMALL
+from ui.web_rounds import form_request
+
+async def main():
+    loop = asyncio.get_running_loop()
+    links = asyncio.Queue()
+    answerer = WebAnswerer(
+        open_url=lambda url: loop.call_soon_threadsafe(links.put_nowait, url) is not None,
+        announce=lambda _: None,
+    )
+    asyncio.ensure_future(answerer.elicit(form_request(SMALL)))
+    url = await asyncio.wait_for(links.get(), 10)
+    base = url.split("/r/")[0]
+    async with httpx.AsyncClient() as client:
+        await client.get(url, headers={"Sec-Fetch-Site": "none"})
+        async with client.stream("GET", base + "/api/events") as events:
+            await anext(events.aiter_text())
+
+asyncio.run(main())
+gc.collect()
+print("exited")
+"""
+
+
+async def test_an_event_loop_that_ends_while_a_round_waits_leaves_nothing_behind() -> None:
+    """The loop's end cancels every task, then closes: a round it cancelled kept its answer
+    server in a task started after that, never cancelled, so the loop closed with it
+    pending ("Task was destroyed but it is pending!", its socket left open)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), str(_ROOT / "tests")])}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-X",
+        "dev",
+        "-c",
+        _LOOP_ENDS,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert out.decode().rstrip().endswith("exited"), (out, err)
+    said = err.decode()
+    assert "Task was destroyed" not in said and "Exception ignored" not in said, said
+    assert "ResourceWarning" not in said, said
