@@ -81,7 +81,7 @@ from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import system_browser
-from mcp_elicit.ui.web_after import Afterwards
+from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_fields import in_title
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
@@ -262,8 +262,9 @@ class _App:
     def _page(self, request: Request) -> Response:
         if not self._allowed(request):
             return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
-        if self.round.answers.done():
-            return _text(410, "This question is no longer open.")
+        if self.round.answers.done():  # a page reloaded after the end: it hears how now
+            self.round.heard()
+            return _text(410, ended(self.round.reason))
         body = page(
             self.round.requests, csrf=self.round.csrf, left=self.round.left(), draft=self.round.cookie_name
         )

@@ -11,9 +11,10 @@ Rules:
 * Only a round with more pages left untold (``Round.untold``) than untold pages with a live
   event stream (``Round.untold_streaming``) is kept; every other answer server stops with
   its round, as before (a stopping server lets its streams say how the round ended).
-* A kept answer server answers nothing but how its round ended (its link and page 410, every
-  post 409 with the ending, an event stream the ``end`` event), and stops once every such
-  page has asked, or ``AFTER_SECONDS`` have passed, whichever comes first.
+* A kept answer server answers nothing but how its round ended (its link 410, its page 410
+  saying how (``ended``: a reload tells the page), every post 409 with the ending, an event
+  stream the ``end`` event), and stops once every such page has asked, or
+  ``AFTER_SECONDS`` have passed, whichever comes first.
 * At most ``MOST_KEPT`` are kept per answerer: one more stops the oldest. Cancelling the
   keeper (the event loop ending) stops them too, and a round ended by the event loop ending
   (its answer server cancelled with every other task) keeps nothing: a task started then
@@ -30,12 +31,28 @@ from typing import Final
 from mcp_elicit.transports.local import LocalServer
 from mcp_elicit.ui.web_round import Round
 
-__all__ = ["AFTER_SECONDS", "MOST_KEPT", "Afterwards"]
+__all__ = ["AFTER_SECONDS", "MOST_KEPT", "Afterwards", "ended"]
 
 #: How long an ended round's answer server waits for its untold pages: longer than the
 #: page's longest pause between asking again (8 s).
 AFTER_SECONDS: Final = 30.0
 MOST_KEPT: Final = 4
+#: How a round ended, for a page loaded after it, as the page says it on its stream's end.
+_HOW: Final = {
+    "answered": "the answers were sent",
+    "decline": "it was declined",
+    "cancel": "it was cancelled; nothing was sent",
+    "cancelled": "it was cancelled; nothing was sent",
+    "closed": "the page was closed, so nothing was sent",
+    "timeout": "nobody answered in time, so it was cancelled",
+    "finished": "the server says the step on that page is finished",
+}
+
+
+def ended(reason: str) -> str:
+    """What a page loaded after its round ended (by ``reason``) says."""
+    how = _HOW.get(reason)
+    return "This question is no longer open." if how is None else f"This question is no longer open: {how}."
 
 
 class Afterwards:

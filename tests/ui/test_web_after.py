@@ -71,7 +71,6 @@ async def test_a_page_whose_stream_was_down_at_the_end_asks_and_then_the_server_
         opened.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await opened.task
-        assert (await client.get(f"{opened.base}/form")).status_code == 410  # not heard yet
         check = await client.post(f"{opened.base}/api/check", json={}, headers=api(csrf))
         assert (check.status_code, check.json()) == (409, {"ok": False, "ended": "cancelled"})
         assert await _stopped(opened)
@@ -210,6 +209,29 @@ async def test_the_link_opened_again_after_the_end_says_the_question_is_no_longe
         assert await opened.answers() == [ElicitAnswer.cancel()]
         again = await client.get(opened.url, headers={"Sec-Fetch-Site": "none"})
         assert (again.status_code, again.text) == (410, "This question is no longer open.\n")
+
+
+async def test_a_page_reloaded_after_the_end_says_how_the_round_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page whose stream was down at the end, reloaded (as a person does when a page
+    seems stuck): its new load got "This question is no longer open." whatever happened, and
+    the answer server waited its whole time for the old load. The reload now says how the
+    round ended, which tells that page."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], timeout=1.0) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_):
+            pass
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+        reloaded = await client.get(f"{opened.base}/form")
+        assert reloaded.status_code == 410
+        assert (
+            reloaded.text
+            == "This question is no longer open: nobody answered in time, so it was cancelled.\n"
+        )
+        assert await _stopped(opened)
 
 
 #: A program whose event loop ends (``asyncio.run`` returning) while a round waits, its
