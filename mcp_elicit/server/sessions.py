@@ -116,8 +116,10 @@ class Session:
         self.cancelled: set[jsonrpc.RequestId] = set()
         #: The transport's resumable request streams, by stream id (HTTP only).
         self.streams: dict[str, Any] = {}
-        #: The ids of its finished streams, oldest first: how many it keeps is bounded.
+        #: The ids of its finished streams, oldest first: how many it keeps is bounded,
+        #: apart for those whose answer was written to their connection and the others.
         self.finished_streams: deque[str] = deque()
+        self.unanswered_streams: deque[str] = deque()
         #: Standalone streams (``GET``) the client holds open now, set by the transport.
         self.listeners = 0
         self.last_seen = now

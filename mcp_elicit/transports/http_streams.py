@@ -27,8 +27,10 @@ Rules:
   complete response.
 * Only the session that owns a stream can resume it, and it gets only that stream's
   events. A finished stream is forgotten ``resume_within`` seconds after its answer, or
-  sooner once ``KEEP_FINISHED_STREAMS`` (100) of the session's streams finished after it;
-  what it keeps meanwhile is its last events, not its request (its task, its connection).
+  sooner once ``KEEP_FINISHED_STREAMS`` (100) of the session's streams finished after it
+  the same way: written to their connection to the end, or (counted apart, so that a busy
+  session's answered requests never push out an answer the client has yet to fetch)
+  with the connection gone; what it keeps meanwhile is its last events, not its request.
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
   never carry ids.
 * A session's standalone stream (``GET``, :class:`StandaloneStream`) is one stream written
@@ -66,7 +68,8 @@ RETRY_MS: Final = 1000
 #: Events kept per stream for a resume: while the request runs, and once it has answered.
 KEEP_EVENTS: Final = 1000
 KEEP_FINISHED: Final = 16
-#: Finished streams a session keeps for a resume (the most recently finished).
+#: Finished streams a session keeps for a resume (the most recently finished), of each
+#: kind: answered on their connection, and answered with nobody there.
 KEEP_FINISHED_STREAMS: Final = 100
 #: Events of a session's standalone stream kept for a resume.
 KEEP_STANDALONE: Final = 100
@@ -209,6 +212,7 @@ class ResumableExchange(Exchange):
         if self.closed:
             return
         self.closed = True
+        written = False  # the answer went to a connection
         async with self._guard():
             try:
                 if not self.streaming and not self.json_ok and payload is not None and status == 200:
@@ -224,10 +228,11 @@ class ResumableExchange(Exchange):
                 if self.attached:
                     self.attached = False
                     await self.send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    written = True
             finally:
-                self._finish()
+                self._finish(written)
 
-    def _finish(self) -> None:
+    def _finish(self, written: bool) -> None:
         self.finished = True
         self._done.set()
         while len(self._events) > KEEP_FINISHED:  # enough to fetch a lost answer again
@@ -236,7 +241,9 @@ class ResumableExchange(Exchange):
         if self.streaming:  # kept for a resume: its events, not the request
             self.task = None
             self.send = _answered
-            kept = self.session.finished_streams
+            # a client that lost its connection comes back for the answer: other requests
+            # answered meanwhile must not push it out
+            kept = self.session.finished_streams if written else self.session.unanswered_streams
             kept.append(self.stream_id)
             while len(kept) > KEEP_FINISHED_STREAMS:
                 older = self.session.streams.get(kept.popleft())

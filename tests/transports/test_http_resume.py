@@ -17,6 +17,7 @@ import pytest
 from mcp_elicit import Context, Server
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.http_streams import KEEP_FINISHED_STREAMS
 from mcp_elicit.wire.sse import Event, EventDecoder
 
 from support.http import meta, mirrored_headers
@@ -241,6 +242,31 @@ async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2
         assert (
             message(EventDecoder().feed(resumed.content)[0])["result"]["content"][0]["text"] == "closed=True"
         )
+
+
+async def test_an_answer_the_client_never_got_outlives_a_busy_sessions_answered_streams(
+    wire_2025: WireChecker,
+) -> None:
+    """A session keeps a bounded number of finished streams, but the answer of one whose
+    connection had gone (the server ended it) is still there after more than that many
+    other requests were answered on streams of their own while the client was away."""
+    served = uvicorn_server(StreamableHTTP(build(), resume_within=60.0))
+    async with served as running, httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("poll"), headers=headers) as response:
+            (priming,), _ = await read_events(response)
+        assert priming.id is not None
+        await asyncio.sleep(0.5)  # poll answers 0.2 s after ending its stream: nobody is there
+        streamed = {**headers, "accept": "text/event-stream"}
+        for rid in range(2, 2 + KEEP_FINISHED_STREAMS + 20):
+            ping = {"jsonrpc": "2.0", "id": rid, "method": "ping"}
+            answered = await http.post(running.url, json=ping, headers=streamed)
+            assert answered.headers["content-type"] == "text/event-stream", answered
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": priming.id})
+        assert resumed.status_code == 200, resumed.text
+        (answer,) = EventDecoder().feed(resumed.content)
+        wire_2025.response("tools/call", message(answer))
+        assert message(answer)["result"]["content"][0]["text"] == "closed=True"
 
 
 async def test_an_event_id_never_sent_is_400_not_read_as_a_near_one(
