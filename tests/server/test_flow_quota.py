@@ -129,6 +129,38 @@ async def test_a_flow_that_expired_makes_room() -> None:
     await store.close()
 
 
+async def test_a_sweep_of_expired_callers_leaves_one_at_its_limit_held() -> None:
+    """Callers that started a flow and never came back are forgotten once their flows
+    expired (a sweep, when the callers counted have doubled), but a caller at its limit
+    whose flows are still open is held there through the sweep."""
+    now = [1_000_000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    app = build(store, max_flows_per_principal=2, flow_ttl=600, clock=lambda: now[0])
+    wire = WireChecker.load("2026-07-28")
+
+    async def callers(first: int, count: int) -> None:
+        for batch in range(first, first + count, 25):
+            callers = [Caller(http, running.url, wire, f"user-{n}") for n in range(batch, batch + 25)]
+            opened = await asyncio.gather(*(c.call("key") for c in callers))
+            assert all(o["result"]["resultType"] == "input_required" for o in opened)
+
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        await callers(0, 300)  # past the first sweep's 256 callers: nothing has expired yet
+        now[0] += 400
+        hog = Caller(http, running.url, wire, "hog")
+        assert [(await hog.call(f"key-{n}"))["result"]["resultType"] for n in range(2)] == [
+            "input_required"
+        ] * 2
+        now[0] += 250  # the first 300 callers' flows have expired; hog's have not
+        await callers(300, 300)  # the callers counted double: a sweep
+        assert len(app.url_mode.quota) < 400, "no sweep forgot the callers whose flows expired"
+        refused = await hog.call("key-2")
+        assert (refused["error"]["code"], hog.status) == (-32600, 429), refused
+        now[0] += 400  # hog's flows have expired now
+        assert (await hog.call("key-2"))["result"]["resultType"] == "input_required"
+    await store.close()
+
+
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, None])
 def test_a_flow_limit_that_is_not_a_whole_number_above_zero_is_refused(value: Any) -> None:
     with pytest.raises(
