@@ -156,19 +156,8 @@ async def test_abandoned_page_flows_of_many_callers_are_forgotten() -> None:
     assert len(server.url_mode.quota) <= 512
 
 
-async def test_a_busy_session_keeps_a_bounded_number_of_finished_streams() -> None:
-    """1,000 requests of one 2025-11-25 session, each answered on an SSE stream (the client
-    takes SSE only) and read whole: a finished stream is kept a while for a resume, but a
-    session keeps at most 100 of them (not every one of the last ``resume_within``
-    seconds), and what one keeps is its last events, not its request (the task, its
-    context, the connection): under 256 KiB more held after them."""
-    server = Server("soak")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
-    app = StreamableHTTP(server)
+async def open_2025_session(app: StreamableHTTP) -> dict[str, str]:
+    """Initialize a 2025-11-25 session of ``app``: the headers of its later requests."""
     plain = {
         "host": "127.0.0.1:8000",
         "content-type": "application/json",
@@ -186,6 +175,23 @@ async def test_a_busy_session_keeps_a_bounded_number_of_finished_streams() -> No
     sent = plain | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
     done = await asgi_post(app, orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), sent)
     assert done.status == 202, done
+    return sent
+
+
+async def test_a_busy_session_keeps_a_bounded_number_of_finished_streams() -> None:
+    """1,000 requests of one 2025-11-25 session, each answered on an SSE stream (the client
+    takes SSE only) and read whole: a finished stream is kept a while for a resume, but a
+    session keeps at most 100 of them (not every one of the last ``resume_within``
+    seconds), and what one keeps is its last events, not its request (the task, its
+    context, the connection): under 256 KiB more held after them."""
+    server = Server("soak")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    app = StreamableHTTP(server)
+    sent = await open_2025_session(app)
     (session,) = server.sessions.live()
 
     async def streamed(i: int) -> None:
@@ -195,6 +201,34 @@ async def test_a_busy_session_keeps_a_bounded_number_of_finished_streams() -> No
         assert reply.status == 200 and f'"text":"x{i}"'.encode() in reply.body, reply
 
     grew = await growth(streamed, 100, 1000)
+    assert len(session.streams) <= 100
+    assert grew < 256 * 1024, f"{grew} bytes more after 1,000 requests"
+
+
+async def test_answers_nobody_came_back_for_are_bounded_too() -> None:
+    """1,000 requests of one 2025-11-25 session whose stream the server ends before it
+    answers (SEP-1699 polling), and whose client never comes back: the answers wait for a
+    resume apart from those written to their connection, but no more than 100 of them."""
+    server = Server("soak")
+
+    @server.tool()
+    async def parked(ctx: Context, n: int) -> str:
+        assert await ctx.close_stream()
+        return f"parked {n}"
+
+    app = StreamableHTTP(server)
+    sent = await open_2025_session(app)
+    (session,) = server.sessions.live()
+
+    async def unanswered(i: int) -> None:
+        message = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call"}
+        message["params"] = {"name": "parked", "arguments": {"n": i}}
+        reply = await asgi_post(app, orjson.dumps(message), sent)
+        assert reply.status == 200 and b"parked" not in reply.body, reply  # a priming event only
+        for _ in range(10):  # the handler answers just after its stream ended
+            await asyncio.sleep(0)
+
+    grew = await growth(unanswered, 100, 1000)
     assert len(session.streams) <= 100
     assert grew < 256 * 1024, f"{grew} bytes more after 1,000 requests"
 
