@@ -16,6 +16,7 @@ the response head.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
@@ -353,7 +354,8 @@ class Watchlist:
     more than the rest of the transport's bookkeeping): every ``period`` seconds a tick
     starts the watch of each request that was already running at the previous tick, so
     a request is watched after it has run between one and two periods. The timer runs
-    only while some request is registered."""
+    only while some request is registered, in a context of its own (not that of the
+    request that started it, which it would keep while the app stays busy)."""
 
     __slots__ = ("_loop", "_old", "_timer", "_young", "period")
 
@@ -373,8 +375,8 @@ class Watchlist:
             self._loop, self._timer = loop, None
             self._young, self._old = set(), set()
         self._young.add(start)
-        if self._timer is None:
-            self._timer = loop.call_later(self.period, self._tick)
+        if self._timer is None:  # in a context of its own: the request's would live as long
+            self._timer = loop.call_later(self.period, self._tick, context=contextvars.Context())
 
     def __contains__(self, start: Callable[[], object]) -> bool:
         """Whether ``start`` is registered: added, neither discarded nor called yet."""
@@ -390,7 +392,11 @@ class Watchlist:
         for start in due:
             start()
         loop = self._loop
-        self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
+        self._timer = (
+            loop.call_later(self.period, self._tick, context=contextvars.Context())
+            if self._old and loop is not None
+            else None
+        )
 
 
 async def keep_alive(exchange: Exchange, period: float) -> None:

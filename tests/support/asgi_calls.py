@@ -4,7 +4,7 @@ tests that send thousands of requests and look at what the app keeps between the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,24 +20,32 @@ class Posted:
     body: bytes = b""
 
 
-async def asgi_post(app: Any, body: bytes, headers: Mapping[str, str], *, path: str = "/mcp") -> Posted:
+async def asgi_post(
+    app: Any,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    path: str = "/mcp",
+    scope_type: Callable[..., dict[str, Any]] = dict,
+) -> Posted:
     """POST ``body`` to ``path`` of ``app``: the status, headers and whole body. The
     request runs in a task of its own, as under uvicorn, and its connection stays open
-    until the app has answered (no disconnect)."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    until the app has answered (no disconnect). ``scope_type`` makes the ASGI scope (a
+    dict subclass lets a test hold a weak reference to it)."""
+    scope = scope_type(
+        type="http",
+        asgi={"version": "3.0"},
+        http_version="1.1",
+        method="POST",
+        scheme="http",
+        path=path,
+        raw_path=path.encode(),
+        query_string=b"",
+        root_path="",
+        headers=[(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+        client=("127.0.0.1", 50000),
+        server=("127.0.0.1", 8000),
+    )
     events = [{"type": "http.request", "body": body, "more_body": False}]
     posted = Posted()
     out: list[bytes] = []

@@ -6,9 +6,11 @@ compared with what it held before (``tracemalloc``, after a collection)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 import pytest
@@ -333,3 +335,41 @@ async def test_long_requests_watched_for_a_disconnect_leave_nothing() -> None:
     grew = await growth(batch, 4, 40)
     assert kept_alive, "no request was watched: the test ran nothing it means to"
     assert grew < 64 * 1024, f"{grew} bytes more after 1,000 requests"
+
+
+class Scope(dict[str, Any]):
+    """An ASGI scope the test can see go (by a weak reference)."""
+
+    made: ClassVar[list[weakref.ref[Scope]]] = []
+
+    def __init__(self, **items: Any) -> None:
+        super().__init__(**items)
+        Scope.made.append(weakref.ref(self))
+
+
+async def test_the_watch_timer_holds_no_request() -> None:
+    """The app's one timer that starts the watch of long requests is made by whichever
+    request comes first and ticks on while others run: it holds no request of its own
+    (the first one's scope and headers, kept for as long as the app stays busy)."""
+    server = Server("soak")
+    release = asyncio.Event()
+
+    @server.tool()
+    async def hold(n: int) -> str:
+        if n:
+            await release.wait()
+        return f"held {n}"
+
+    app = StreamableHTTP(server, watch_after=30.0)  # its first tick comes after the test
+    first = await asgi_post(app, call(0, "hold", {"n": 0}), headers("tools/call", "hold"), scope_type=Scope)
+    assert first.status == 200 and b"held 0" in first.body, first
+    # the first request is over; the next one keeps the timer it started running
+    second = asyncio.ensure_future(asgi_post(app, call(1, "hold", {"n": 1}), headers("tools/call", "hold")))
+    try:
+        for _ in range(20):  # until the second request waits in its handler
+            await asyncio.sleep(0)
+        gc.collect()
+        assert Scope.made and all(kept() is None for kept in Scope.made), "the first request is still held"
+    finally:
+        release.set()
+        assert b"held 1" in (await second).body
