@@ -10,6 +10,10 @@ from typing import Any
 
 __all__ = ["Posted", "asgi_post"]
 
+#: A hang guard, not a timing: an app that never answers fails the test rather than
+#: holding up the run (thousands of requests each take milliseconds).
+ANSWER_WITHIN = 30.0
+
 
 @dataclass
 class Posted:
@@ -30,8 +34,9 @@ async def asgi_post(
 ) -> Posted:
     """POST ``body`` to ``path`` of ``app``: the status, headers and whole body. The
     request runs in a task of its own, as under uvicorn, and its connection stays open
-    until the app has answered (no disconnect). ``scope_type`` makes the ASGI scope (a
-    dict subclass lets a test hold a weak reference to it)."""
+    until the app has answered (no disconnect): an app that has not answered within
+    ``ANSWER_WITHIN`` seconds fails the test. ``scope_type`` makes the ASGI scope (a dict
+    subclass lets a test hold a weak reference to it)."""
     scope = scope_type(
         type="http",
         asgi={"version": "3.0"},
@@ -63,6 +68,10 @@ async def asgi_post(
         elif message["type"] == "http.response.body":
             out.append(message.get("body", b""))
 
-    await asyncio.ensure_future(app(scope, receive, send))  # its own task, as uvicorn runs it
+    try:
+        async with asyncio.timeout(ANSWER_WITHIN):
+            await asyncio.ensure_future(app(scope, receive, send))  # its own task, as uvicorn runs it
+    except TimeoutError:
+        raise AssertionError(f"the app did not answer {path} within {ANSWER_WITHIN:g} s: {posted}") from None
     posted.body = b"".join(out)
     return posted
