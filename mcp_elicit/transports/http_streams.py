@@ -19,9 +19,11 @@ Rules:
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
   the final response last. If nobody comes back in time the request is cancelled, as a
-  dropped request always is. The last 1,000 events are kept while the request runs, the
-  last 16 once it has answered; a ``Last-Event-ID`` older than those is refused (400)
-  rather than answered with a gap. A stream is written to one connection at a time: a
+  dropped request always is. The last 1,000 events are kept while the request runs, and
+  still once it has answered while the client was away (so that the client coming back
+  gets all it missed, the answer with them); the last 16 once the answer was written to
+  a connection. A ``Last-Event-ID`` older than those is refused (400) rather than
+  answered with a gap. A stream is written to one connection at a time: a
   resume while another connection still has it (the POST's, or an earlier resume's,
   that the client gave up on but the server did not see close) ends that one, as a
   complete response.
@@ -65,7 +67,8 @@ __all__ = ["RETRY_MS", "ResumableExchange", "StandaloneStream", "parse_event_id"
 
 #: How long a client should wait before reconnecting (the SSE ``retry`` field), ms.
 RETRY_MS: Final = 1000
-#: Events kept per stream for a resume: while the request runs, and once it has answered.
+#: Events kept per stream for a resume: while the request runs (and once it answered with
+#: nobody there to read it), and once its answer was written to a connection.
 KEEP_EVENTS: Final = 1000
 KEEP_FINISHED: Final = 16
 #: Finished streams a session keeps for a resume (the most recently finished), of each
@@ -235,8 +238,8 @@ class ResumableExchange(Exchange):
     def _finish(self, written: bool) -> None:
         self.finished = True
         self._done.set()
-        while len(self._events) > KEEP_FINISHED:  # enough to fetch a lost answer again
-            self._events.popleft()
+        if written:  # else the client comes back for all it missed, the answer with them
+            self._trim()
         self._set_timer(self.forget if self.streaming else None)
         if self.streaming:  # kept for a resume: its events, not the request
             self.task = None
@@ -249,6 +252,11 @@ class ResumableExchange(Exchange):
                 older = self.session.streams.get(kept.popleft())
                 if older is not None and older.finished:
                     older.forget()
+
+    def _trim(self) -> None:
+        """Keep the last ``KEEP_FINISHED`` events of an answer written: enough to fetch it again."""
+        while len(self._events) > KEEP_FINISHED:
+            self._events.popleft()
 
     def _set_timer(self, action: Callable[[], None] | None) -> None:
         """Run ``action`` in ``resume_within`` seconds, instead of what was due (None: nothing)."""
@@ -337,6 +345,7 @@ class ResumableExchange(Exchange):
             self._link += 1
             if self.finished:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+                self._trim()  # the answer was written now
                 self._set_timer(self.forget)
                 return self._link
             taken_over, self.send = (self.send if self.attached else None), send

@@ -17,7 +17,7 @@ import pytest
 from mcp_elicit import Context, Server
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
-from mcp_elicit.transports.http_streams import KEEP_FINISHED_STREAMS
+from mcp_elicit.transports.http_streams import KEEP_FINISHED, KEEP_FINISHED_STREAMS
 from mcp_elicit.wire.sse import Event, EventDecoder
 
 from support.http import meta, mirrored_headers
@@ -47,6 +47,13 @@ def build(chatty_may_answer: asyncio.Event | None = None) -> Server:
             await ctx.report_progress(step, 8)
             await asyncio.sleep(0.1)
         return "steady done"
+
+    @app.tool()
+    async def report_away(ctx: Context) -> str:
+        await ctx.close_stream()
+        for step in range(KEEP_FINISHED + 8):  # more than an answered stream keeps
+            await ctx.report_progress(step, KEEP_FINISHED + 8)
+        return "reported"
 
     @app.tool()
     async def poll(ctx: Context) -> str:
@@ -167,6 +174,31 @@ async def test_what_was_missed_is_replayed(running: InProcess, wire_2025: WireCh
         assert [m.get("method") for m in got] == ["elicitation/create", None]
         wire_2025.response("tools/call", got[-1])
         assert got[-1]["result"]["content"][0]["text"] == "hello Bo"
+
+
+async def test_an_answer_given_while_the_client_was_away_comes_with_all_it_missed(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    """The server ends the stream, then sends more notifications than an answered stream
+    keeps, and answers before the client is back: coming back from the priming event, the
+    client still gets every one of them and the answer (not 400, its answer lost)."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        body = call("report_away")
+        body["params"]["_meta"] = {"progressToken": "away"}
+        async with http.stream("POST", running.url, json=body, headers=headers) as response:
+            (priming,), _ = await read_events(response)
+        assert priming.id is not None
+        await asyncio.sleep(0.5)  # the tool answers at once: it is over by now
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": priming.id})
+        assert resumed.status_code == 200, resumed.text
+        got = [message(event) for event in EventDecoder().feed(resumed.content)]
+        for note in got[:-1]:
+            wire_2025.notification(note)
+        wire_2025.response("tools/call", got[-1])
+        steps = [m["params"]["progress"] for m in got[:-1]]
+        assert steps == list(range(KEEP_FINISHED + 8)), got
+        assert got[-1]["result"]["content"][0]["text"] == "reported"
 
 
 async def test_each_priming_event_has_an_id_of_its_own_and_resumes_right_after_it(
