@@ -11,6 +11,10 @@ Both eras: a modern request goes to ``Server.respond``; ``initialize`` opens one
 session for the transport (as stdio does), whose requests go to
 ``Server.respond_in_session``, the server's questions arriving on the request's exchange
 and the client's answers resolving them.
+
+``MemoryTransport.sent`` holds the last ``KEEP_SENT`` (100) notifications and responses
+the client sent, oldest first (a ``deque``: a client living long answers thousands of
+questions); ``trace=`` sees every message both ways.
 """
 
 from __future__ import annotations
