@@ -39,13 +39,18 @@ META = {
 }
 
 
-def build(delay: float) -> Server:
+def build(delay: float, released: asyncio.Event | None = None) -> Server:
+    """A server whose tool ``slow`` answers after ``delay`` seconds, or once ``released``
+    is set (at most 10 s later: then it fails)."""
     app = ask_name_server("keepalive")
 
     @app.tool()
     async def slow(ctx: Context) -> str:
         """Answers after a while, like a tool waiting on something slow."""
-        await asyncio.sleep(delay)
+        if released is None:
+            await asyncio.sleep(delay)
+        else:
+            await asyncio.wait_for(released.wait(), 10)
         return "done"
 
     return app
@@ -74,16 +79,26 @@ async def read_stream(response: httpx.Response) -> tuple[bytes, list[dict[str, A
 
 
 async def test_a_long_request_switches_to_sse_and_gets_comments(wire: WireChecker) -> None:
-    async with uvicorn_server(StreamableHTTP(build(0.8), keepalive=0.2)) as running:
+    released = asyncio.Event()  # the tool answers once the client has read two comments
+    async with uvicorn_server(StreamableHTTP(build(0.0, released), keepalive=0.2)) as running:
         body, headers = modern_call(1, "slow")
         wire.request(body)
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=15) as http:
             async with http.stream("POST", running.url, json=body, headers=headers) as response:
                 assert response.status_code == 200
                 assert response.headers["content-type"] == "text/event-stream"
-                raw, messages = await read_stream(response)
-    # comments (":\n\n") come first, at least two of them in 0.8 s, then the one answer
+                raw = b""
+                chunks = response.aiter_bytes()
+                async for chunk in chunks:
+                    raw += chunk
+                    if raw.count(b":\n\n") >= 2:
+                        break
+                released.set()
+                async for chunk in chunks:
+                    raw += chunk
+    # comments (":\n\n") come first, two of them before the tool could answer, then the answer
     assert raw.startswith(b":\n\n") and raw.count(b":\n\n") >= 2, raw
+    messages = [orjson.loads(event.data) for event in EventDecoder().feed(raw)]
     (message,) = messages
     wire.response("tools/call", message)
     assert message["id"] == 1 and message["result"]["content"][0]["text"] == "done"
