@@ -331,10 +331,15 @@ class FlowQuota:
                 del held[flow_id]
         if len(held) >= self.limit and now - self._looked.get(principal, -flows.recheck) >= flows.recheck:
             self._looked[principal] = now
-            for flow_id in [f for f in held if not f.startswith("?")]:  # not a flow starting
-                flow = await flows.get(flow_id)
-                if flow is None or flow.done:
-                    held.pop(flow_id, None)
+            # "?": a flow starting (a ticket), not in the store yet
+            gone = [f for f in list(held) if not f.startswith("?") and await _gone(flows, f)]
+            # while it looked, the principal's flows may all have ended (or expired, and a
+            # sweep run): the list it held is then forgotten, and another ask may have
+            # started a new one; count in the one kept now
+            held = self._open.setdefault(principal, {})
+            self._looked[principal] = now
+            for flow_id in gone:
+                held.pop(flow_id, None)
         if len(held) < self.limit:
             ticket = f"?{next(self._tickets)}"
             held[ticket] = now + flows.ttl
@@ -369,6 +374,12 @@ class FlowQuota:
             if not held:
                 self._forget(principal)
         self._sweep_at = max(_SWEEP_LEAST, 2 * len(self._open))
+
+
+async def _gone(flows: Flows, flow_id: str) -> bool:
+    """True when the flow ``flow_id`` has ended or expired."""
+    flow = await flows.get(flow_id)
+    return flow is None or flow.done
 
 
 def _field(record: dict[str, Any], name: str, kind: type, *, required: bool = False) -> None:

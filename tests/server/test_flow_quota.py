@@ -16,6 +16,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import MemoryStore, SqliteStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.gated_store import HeldLookup
 from support.principals import Tokens
 from support.procs import uvicorn_server
 from support.wire import WireChecker
@@ -99,6 +100,37 @@ async def test_one_principal_cannot_open_flows_without_bound(wire: WireChecker) 
         assert declined["result"]["content"][0]["text"] == "key-0: decline"
         assert (await alice.call("key-2"))["result"]["resultType"] == "input_required"
         assert "error" in await alice.call("key-3")
+    await store.close()
+
+
+async def test_a_flow_ending_while_an_ask_looks_at_the_flows_does_not_lift_the_limit(
+    wire: WireChecker,
+) -> None:
+    """An ask at the limit looks the caller's flows up in the store; the flow it looks at
+    ends meanwhile (the caller then holds none, and is forgotten) and another ask takes
+    the room it left. The looking ask must count that one and be refused, not start a
+    flow past the limit."""
+    store = HeldLookup(MemoryStore(), "flow", "id:")
+    app = build(store, max_flows_per_principal=1)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        alice = Caller(http, running.url, wire, "alice")
+        first = (await alice.call("key-0"))["result"]
+        assert first["resultType"] == "input_required"
+        store.arm()  # the next ask's look at key-0's flow waits
+        looking = asyncio.ensure_future(Caller(http, running.url, wire, "alice").call("key-1"))
+        async with asyncio.timeout(10):
+            await store.waiting.wait()
+        ((key, _),) = first["inputRequests"].items()
+        declined = await alice.call(
+            "key-0", inputResponses={key: {"action": "decline"}}, requestState=first["requestState"]
+        )
+        assert declined["result"]["content"][0]["text"] == "key-0: decline"
+        # key-0's flow ended: there is room for one, which this ask takes
+        assert (await alice.call("key-2"))["result"]["resultType"] == "input_required"
+        store.release()
+        late = await looking
+        assert "error" in late, f"alice holds 2 flows past her limit of 1: {late}"
+        assert late["error"]["data"] == {"limit": "max_flows_per_principal", "most": 1}
     await store.close()
 
 

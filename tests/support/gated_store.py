@@ -5,6 +5,10 @@ Once its ``Gate`` is ``armed``, the first write to a namespace in ``holds`` (the
 entry a request keeps) waits until another request (another task) has written to a
 namespace in ``counts`` (None: any), or ``HOLD`` seconds passed: the widest window two
 saves of one flow can meet in. The gate is shared by the stores of every instance.
+
+``HeldLookup`` holds a read instead: once ``armed``, the first ``get`` of a key in a
+namespace waits until the test ``release``s it (or ``HOLD`` seconds passed), so a test can
+end or start flows while a request waits on that lookup (``test_flow_quota``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass, field
 
 from mcp_elicit.stores import Store, Subscription
 
-__all__ = ["HOLD", "Gate", "GatedStore"]
+__all__ = ["HOLD", "Gate", "GatedStore", "HeldLookup"]
 
 #: Seconds the held write waits at most for the other request.
 HOLD = 10.0
@@ -85,3 +89,32 @@ class GatedStore:
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+class HeldLookup(GatedStore):
+    """``inner``, the first ``get`` in ``namespace`` of a key starting with ``prefix``
+    after ``arm`` waiting for ``release`` (``waiting`` is set once it does)."""
+
+    def __init__(self, inner: Store, namespace: str, prefix: str = "") -> None:
+        super().__init__(inner, Gate())
+        self.namespace, self.prefix = namespace, prefix
+        self.armed = False
+        self.waiting = asyncio.Event()
+        self.released = asyncio.Event()
+
+    def arm(self) -> None:
+        self.armed = True
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        if self.armed and namespace == self.namespace and key.startswith(self.prefix):
+            self.armed = False
+            self.waiting.set()
+            try:
+                async with asyncio.timeout(HOLD):
+                    await self.released.wait()
+            except TimeoutError:
+                pass
+        return await self.inner.get(namespace, key)
