@@ -45,7 +45,8 @@ Rules:
   "More time" (``POST /api/more-time``): the whole ``timeout`` again, as often as asked.
 * The page keeps an event stream open. When every stream of a page that was opened has
   been gone for ``grace`` seconds (the tab was closed), or ``timeout`` passes, every
-  question of the round is answered ``cancel``; so is a cancelled ``elicit_many``.
+  question of the round is answered ``cancel``; so is a cancelled ``elicit_many``. A stream
+  cut short (the event loop ends with the page open) ends its response, with no report.
 * The browser is started by the injectable ``open_url`` (``ui.terminal.system_browser`` by
   default) in a daemon thread that nothing waits for (``webbrowser`` waits for a
   ``$BROWSER`` command it does not know to exit); the link is also printed (``announce``)
@@ -127,6 +128,8 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _MAX_DEPTH: Final = 64
 _BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
+#: Seconds a cancelled stream may take to end its response.
+_CUT_SECONDS: Final = 1.0
 #: The name a page gives itself, per load, on its event streams and posts (``Round.heard``).
 _PAGE_NAME: Final = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
@@ -356,6 +359,8 @@ class _App:
                 await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
         except OSError:  # the browser went away while we wrote
             return
+        except asyncio.CancelledError:  # the event loop ends (or the server is cut short)
+            await _cut_short(send)
         finally:
             gone.cancel()
             ended.cancel()
@@ -384,6 +389,18 @@ async def _read_capped(request: Request) -> bytes | None:
                 return None
             parts.append(chunk)
     return b"".join(parts)
+
+
+async def _cut_short(send: Send) -> None:
+    """A cancelled stream's response ends (within ``_CUT_SECONDS``) and its task is cancelled
+    again, to end cancelled once the app returned: uvicorn reports a cancellation raised
+    out of the app as a crash ("Exception in ASGI application")."""
+    with contextlib.suppress(Exception):  # a response not started, or a write that failed
+        async with asyncio.timeout(_CUT_SECONDS):  # a browser not reading: do not hold the end
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    task = asyncio.current_task()
+    if task is not None:
+        task.cancel()
 
 
 async def _disconnected(receive: Receive) -> None:

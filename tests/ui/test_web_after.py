@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from mcp_elicit.client import ElicitAnswer
-from mcp_elicit.ui import web_after, web_round
+from mcp_elicit.ui import web, web_after, web_round
 from mcp_elicit.ui.web import WebAnswerer
 from ui.web_rounds import Opened, form_request, open_round, rounds_seen, until_streams
 
@@ -264,17 +264,37 @@ print("exited")
 """
 
 
-async def test_an_event_loop_that_ends_while_a_round_waits_leaves_nothing_behind() -> None:
-    """The loop's end cancels every task, then closes: a round it cancelled kept its answer
-    server in a task started after that, never cancelled, so the loop closed with it
-    pending ("Task was destroyed but it is pending!", its socket left open)."""
+#: The same, the page's stream still live when the loop ends (read in a task of its own).
+_LOOP_ENDS_STREAMING = _LOOP_ENDS.replace(
+    """    async with httpx.AsyncClient() as client:
+        await client.get(url, headers={"Sec-Fetch-Site": "none"})
+        async with client.stream("GET", base + "/api/events") as events:
+            await anext(events.aiter_text())
+""",
+    """    streaming = asyncio.Event()
+
+    async def page():
+        async with httpx.AsyncClient() as client:
+            await client.get(url, headers={"Sec-Fetch-Site": "none"})
+            async with client.stream("GET", base + "/api/events") as events:
+                async for _ in events.aiter_text():
+                    streaming.set()
+
+    asyncio.ensure_future(page())
+    await asyncio.wait_for(streaming.wait(), 10)
+""",
+)
+
+
+async def _run_to_its_end(program: str) -> str:
+    """What ``program`` (Python, in dev mode) says on stderr; it must print "exited"."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_ROOT), str(_ROOT / "tests")])}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-X",
         "dev",
         "-c",
-        _LOOP_ENDS,
+        program,
         env=env,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -286,6 +306,58 @@ async def test_an_event_loop_that_ends_while_a_round_waits_leaves_nothing_behind
             proc.kill()
             await proc.wait()
     assert out.decode().rstrip().endswith("exited"), (out, err)
-    said = err.decode()
+    return err.decode()
+
+
+async def test_an_event_loop_that_ends_while_a_round_waits_leaves_nothing_behind() -> None:
+    """The loop's end cancels every task, then closes: a round it cancelled kept its answer
+    server in a task started after that, never cancelled, so the loop closed with it
+    pending ("Task was destroyed but it is pending!", its socket left open)."""
+    said = await _run_to_its_end(_LOOP_ENDS)
     assert "Task was destroyed" not in said and "Exception ignored" not in said, said
     assert "ResourceWarning" not in said, said
+
+
+async def test_an_event_loop_that_ends_while_a_page_streams_says_nothing() -> None:
+    """A program that simply finishes while the page is open: the loop's end cancels the
+    page's event stream too, which the ASGI server reported as a crash ("Exception in
+    ASGI application", a CancelledError traceback)."""
+    said = await _run_to_its_end(_LOOP_ENDS_STREAMING)
+    assert _LOOP_ENDS_STREAMING != _LOOP_ENDS
+    assert "Traceback" not in said and "Exception in ASGI" not in said, said
+    assert "Task was destroyed" not in said and "Exception ignored" not in said, said
+    assert "ResourceWarning" not in said, said
+
+
+async def test_a_stream_cancelled_in_a_loop_that_goes_on_ends_its_response_and_stays_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cancelled, the event stream ends its response (so the ASGI server has nothing to
+    report) but its task still ends cancelled, as uvicorn runs it: the cancellation is not
+    swallowed."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        (round_,) = rounds
+        app = web._App(round_, int(opened.host.rsplit(":", 1)[1]))
+        cookie = f"{round_.cookie_name}={round_.cookie}"
+        headers = [(b"host", opened.host.encode()), (b"cookie", cookie.encode())]
+        scope = {"type": "http", "method": "GET", "path": "/api/events", "query_string": b""}
+        sent: list[dict[str, object]] = []
+        connected = asyncio.Event()
+
+        async def receive() -> dict[str, object]:
+            await connected.wait()  # never set: the page stays
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        task = asyncio.ensure_future(app({**scope, "headers": headers}, receive, send))
+        await until_streams(round_, 1)
+        assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+        task.cancel()
+        await asyncio.wait({task}, timeout=5)
+        assert task.cancelled(), task
+        assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}, sent
+        assert round_.streams == 0
