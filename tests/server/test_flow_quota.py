@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, KeyRing, Server
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, PrincipalLimitReached
+from mcp_elicit.server.flows import FlowQuota, Flows
 from mcp_elicit.stores import MemoryStore, SqliteStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -131,6 +132,34 @@ async def test_a_flow_ending_while_an_ask_looks_at_the_flows_does_not_lift_the_l
         late = await looking
         assert "error" in late, f"alice holds 2 flows past her limit of 1: {late}"
         assert late["error"]["data"] == {"limit": "max_flows_per_principal", "most": 1}
+    await store.close()
+
+
+async def test_a_sweep_while_an_ask_looks_at_the_flows_does_not_lift_the_limit() -> None:
+    """The same with a sweep: while an ask at the limit looks its caller's flow up, the flow
+    expires and a sweep (other callers having doubled) forgets the caller; its next ask
+    starts one. The looking ask must count that one and be refused."""
+    now = [1_000_000.0]
+    store = HeldLookup(MemoryStore(clock=lambda: now[0]), "flow", "id:")
+    flows = Flows(store, ttl=60, clock=lambda: now[0])
+    quota = FlowQuota(1, clock=lambda: now[0])
+    started, _ = await flows.start("secret", "key-0", "alice")
+    quota.opened(started)
+    store.arm()
+    looking = asyncio.ensure_future(quota.admit("alice", flows))
+    async with asyncio.timeout(10):
+        await store.waiting.wait()
+    now[0] += 61  # alice's flow expired; other callers come, enough for a sweep
+    for n in range(300):
+        quota.opened((await flows.start("secret", "key", f"user-{n}"))[0])
+        quota.ended(await quota.admit(f"late-{n}", flows), f"late-{n}")
+    assert len(quota) == 300, "no sweep forgot alice"  # the users, each with an open flow
+    ticket = await quota.admit("alice", flows)  # room: her flow expired
+    quota.ended(ticket, "alice")
+    quota.opened((await flows.start("secret", "key-1", "alice"))[0])
+    store.release()
+    with pytest.raises(PrincipalLimitReached):
+        await looking
     await store.close()
 
 
