@@ -13,6 +13,12 @@ Rules:
   completes does not otherwise wait for): for ``TELLING`` seconds at most, since its
   result is in (not for the send's own time limit, 30 s over HTTP, nor for ever over
   stdio to a server that has stopped reading its stdin); the -32603 goes on being sent.
+* The answers still being made when the request's response comes (a person still typing)
+  are waited for each on its own (``answered``): one that fails meanwhile leaves that wait
+  at once, and its -32603 falls under the same ``TELLING`` bound (not the send's own time
+  limit, which waiting for that answer whole would take). If the request's task is
+  cancelled meanwhile (a Ctrl-C or failure carried to it, its caller's timeout), the
+  answers still being made are cancelled and waited for (``reap``): none is left behind.
 * Once the answer has been sent (or was withdrawn unsent), the request still in flight
   is cancelled to end it (``carry``, the answering task's done callback), as a Ctrl-C
   met answering ends it: it then raises what was carried, not a ``CancelledError``.
@@ -35,8 +41,9 @@ import logging
 from typing import Any, Final
 
 from mcp_elicit.client.interrupts import Interrupt, reraise
+from mcp_elicit.client.reaping import reap
 
-__all__ = ["Failures", "TELLING"]
+__all__ = ["TELLING", "Failures", "settle"]
 
 log = logging.getLogger("mcp_elicit.client")
 
@@ -57,6 +64,8 @@ class Failures:
         #: How often each request's task was cancelled to end it: undone when it raises
         #: what was carried, no more (a caller's own cancellation, a timeout, stays).
         self._cancels: dict[Any, int] = {}
+        #: What a request waiting in ``answered`` wakes on: an answer during it failed.
+        self._news: dict[Any, asyncio.Future[None]] = {}
 
     def begin(self, during: Any) -> None:
         """The client's request ``during`` (its id) is in flight, in the running task."""
@@ -73,6 +82,9 @@ class Failures:
         task = asyncio.current_task()
         if task is not None:
             self._failing.setdefault(during, []).append(task)
+        news = self._news.get(during)
+        if news is not None and not news.done():
+            news.set_result(None)
 
     def hold(self, during: Any, carrier: Interrupt) -> None:
         """A failure the request ``during`` found waiting for its questions' answers."""
@@ -98,6 +110,27 @@ class Failures:
         one's -32603 is waited for by ``sent``."""
         failing = self._failing.get(during, [])
         return [task for task in tasks if task not in failing]
+
+    async def answered(self, during: Any, tasks: list[asyncio.Task[Any]]) -> list[Interrupt]:
+        """Wait for the answers ``tasks`` to the questions of ``during``, which has its
+        response, but those that fail (before or meanwhile: ``sent`` waits for their
+        -32603); what the others carry to it (an answer that failed otherwise is logged).
+        Cancelled meanwhile, the answers still being made are cancelled and waited for."""
+        loop = asyncio.get_running_loop()
+        carried: list[Interrupt] = []
+        waiting = self.others(during, tasks)
+        try:
+            while waiting:
+                news = self._news[during] = loop.create_future()
+                await asyncio.wait([*waiting, news], return_when=asyncio.FIRST_COMPLETED)
+                carried += _outcomes([task for task in waiting if task.done()])
+                waiting = self.others(during, [task for task in waiting if not task.done()])
+        except asyncio.CancelledError:
+            await reap(*waiting)
+            raise
+        finally:
+            self._news.pop(during, None)
+        return carried
 
     async def sent(self, during: Any) -> bool:
         """Wait until the failed answers during ``during`` are sent, ``TELLING`` seconds at
@@ -143,6 +176,29 @@ class Failures:
         if carrier is not None:
             carrier.taken = True
             reraise(carrier)
+
+
+async def settle(tasks: list[asyncio.Task[Any]], *, cancel: bool) -> list[Interrupt]:
+    """Wait for the answers to a request's questions (cancelled first when the request
+    failed or was abandoned); what they carry to it. An answer that failed otherwise is
+    logged, not raised."""
+    if cancel:
+        for task in tasks:
+            task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return _outcomes(tasks)
+
+
+def _outcomes(tasks: list[asyncio.Task[Any]]) -> list[Interrupt]:
+    """What the ended answering ``tasks`` carry to their request; another failure is logged."""
+    carried: list[Interrupt] = []
+    for task in tasks:
+        outcome = None if task.cancelled() else task.exception()
+        if isinstance(outcome, Interrupt):
+            carried.append(outcome)
+        elif isinstance(outcome, Exception):
+            log.error("answering the server's question failed", exc_info=outcome)
+    return carried
 
 
 def _stops(carrier: Interrupt) -> bool:

@@ -82,7 +82,7 @@ from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
-from mcp_elicit.client.rev_2025_11_25_failures import TELLING, Failures
+from mcp_elicit.client.rev_2025_11_25_failures import TELLING, Failures, settle
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
@@ -214,9 +214,9 @@ class ServerQuestions:
         try:
             if done:
                 self.posts.cut(answering)  # the server needs no answer to an answered request
-                carried = await _settle(self.failures.others(during, answering), cancel=False)
+                carried = await self.failures.answered(during, answering)
             else:
-                carried = await _settle([*answering, *self._withdraw(strays)], cancel=True)
+                carried = await settle([*answering, *self._withdraw(strays)], cancel=True)
             for carrier in carried:  # whether or not their done callbacks have run yet
                 self.failures.hold(during, carrier)
             if not await self.failures.sent(during):  # a failed answer's -32603: sent first, if it can be
@@ -478,19 +478,3 @@ def _unfit(params: Mapping[str, Any]) -> str | None:
 
 def _forget(ids: set[Any], qid: Any, _: object) -> None:
     ids.discard(qid)
-
-
-async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> list[Interrupt]:
-    """Wait for the answers to a request's questions (cancelled first when the request
-    failed or was abandoned); what they carry to it (``failures``). An answer that failed
-    otherwise is logged, not raised."""
-    if cancel:
-        for task in tasks:
-            task.cancel()
-    carried: list[Interrupt] = []
-    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-        if isinstance(outcome, Interrupt):
-            carried.append(outcome)
-        elif isinstance(outcome, Exception):
-            log.error("answering the server's question failed", exc_info=outcome)
-    return carried

@@ -14,6 +14,7 @@ order is certain, not a race."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping
@@ -60,12 +61,19 @@ class AnswersFirst:
     "events") or on the call's own stream ("call"), answers the call as soon as the answer
     comes, and answers the answer's POST only once the client has read the call's result.
     ``drops_answers``: it drops the answer's connection instead, unanswered, and the call
-    waits for ever; ``holds_answers``: it never answers the answer's POST (keeps it open)."""
+    waits for ever; ``holds_answers``: it never answers the answer's POST (keeps it open);
+    ``at_once``: it answers the call right after asking, without waiting for the answer."""
 
     def __init__(
-        self, asks_on: Literal["events", "call"], *, drops_answers: bool = False, holds_answers: bool = False
+        self,
+        asks_on: Literal["events", "call"],
+        *,
+        drops_answers: bool = False,
+        holds_answers: bool = False,
+        at_once: bool = False,
     ) -> None:
         self.asks_on = asks_on
+        self.at_once = at_once
         self.drops_answers = drops_answers
         self.holds_answers = holds_answers
         self.events: asyncio.Queue[bytes] = asyncio.Queue()  # for the GET stream
@@ -126,8 +134,8 @@ class AnswersFirst:
         else:
             writer.write(SSE.encode() + question)
             await writer.drain()
-        answer = await self.answer  # the tool ends as soon as it is answered
-        done = _json(result(message, {"content": [{"type": "text", "text": str(answer.get("error"))}]}))
+        text = "not waited for" if self.at_once else str((await self.answer).get("error"))
+        done = _json(result(message, {"content": [{"type": "text", "text": text}]}))  # the tool ends
         if self.asks_on == "events":
             writer.write(response("200 OK", {"Content-Type": "application/json"}, done))
         else:
@@ -211,6 +219,64 @@ async def test_a_call_with_its_result_is_not_held_by_a_post_the_server_keeps_ope
                 assert "could not be told -32603" not in caplog.text
     assert not server.acknowledged
     assert [m["error"]["code"] for m in recorder.sent if "error" in m] == [-32603]
+
+
+class StillThinking:
+    """An answerer whose person is still typing when the call's result comes: it fails
+    parsing what they typed only once ``typed`` is set."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.typed = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        await self.typed.wait()
+        return ElicitAnswer.accept({"age": int(TYPED)})  # ValueError quoting the text
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_an_answer_failing_after_the_result_came_is_not_waited_for_past_the_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The server answers the call while the person is still answering its question on
+    the call's own stream; the answer then fails, and the server never answers the
+    -32603's POST. The call waited for that answer whole, its -32603's POST included (up
+    to the POST's 30 s limit), not ``TELLING`` seconds: it now raises the answerer's
+    exception once that bound has passed."""
+    server = AnswersFirst("call", holds_answers=True, at_once=True)
+    answerer = StillThinking()
+    recorder = Recorder()
+
+    async def type_once_the_result_is_in() -> None:
+        await server.result_read.wait()
+        await asyncio.sleep(0.2)  # the call reaches its end (an order, not a time measured)
+        answerer.typed.set()
+
+    async with raw_server(server) as raw:
+        transport = HttpTransport(raw.url, trace=server.trace(recorder))
+        typing = asyncio.ensure_future(type_once_the_result_is_in())
+        try:
+            with caplog.at_level(logging.WARNING, "mcp_elicit"):
+                async with Client(
+                    transport, answerer=answerer, versions=["2025-11-25"], timeout=30
+                ) as client:
+                    async with hang_guard("the call to fail with the answerer's exception", 15.0):
+                        with pytest.raises(ValueError, match="invalid literal for int"):
+                            await client.call_tool("ask")
+                    assert answerer.typed.is_set()  # it failed after the result came
+                    assert "has not taken, within 5 s, the -32603" in caplog.text
+                    assert "could not be told -32603" not in caplog.text
+        finally:
+            typing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await typing
+    assert not server.acknowledged
+    assert [m["error"]["code"] for m in recorder.sent if "error" in m] == [-32603]
+    assert TYPED not in str(recorder.sent)
+    assert "never retrieved" not in caplog.text
 
 
 class HoldsTheError:
