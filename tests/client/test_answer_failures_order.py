@@ -279,6 +279,59 @@ async def test_an_answer_failing_after_the_result_came_is_not_waited_for_past_th
     assert "never retrieved" not in caplog.text
 
 
+class NeverTyping:
+    """An answerer whose person never answers; whether their prompt was taken away."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.withdrawn = False
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.withdrawn = True
+            raise
+        raise AssertionError("unreachable")
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_a_call_cancelled_while_its_result_waits_for_an_answer_takes_the_prompt_away(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A call that has its result waits for the answers still being made on its own
+    stream; its caller cancelling it then cancels those prompts, and the call ends only
+    once they have ended: none is left running behind it."""
+    server = AnswersFirst("call", at_once=True)
+    answerer = NeverTyping()
+    async with raw_server(server) as raw:
+        with caplog.at_level(logging.WARNING, "mcp_elicit"):
+            async with Client(
+                HttpTransport(raw.url, trace=server.trace(Recorder())),
+                answerer=answerer,
+                versions=["2025-11-25"],
+                timeout=30,
+            ) as client:
+                call = asyncio.ensure_future(client.call_tool("ask"))
+                async with hang_guard("the call to end once cancelled"):
+                    await answerer.asked.wait()
+                    await server.result_read.wait()
+                    await asyncio.sleep(0.2)  # the call reaches its end (an order, not a time measured)
+                    assert not call.done()  # still waiting for the answer
+                    call.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await call
+                assert answerer.withdrawn  # its prompt was cancelled before the call ended
+                assert [t["name"] for t in await client.list_tools()] == ["ask"]  # the session goes on
+    assert "never retrieved" not in caplog.text
+    assert "answering the server's question failed" not in caplog.text
+
+
 class HoldsTheError:
     """A 2025-11-25 server that asks two questions at once on the call's stream and never
     answers the POST of an error response (it holds it open): the client's -32603 is
