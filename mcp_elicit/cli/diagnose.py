@@ -33,19 +33,25 @@ connection saw, ``targets.Observed``) into a ``CliError``:
 Rules: the only extra request is that one GET to the TARGET URL itself, and only after a
 4xx. A stdio server's non-JSON lines are quoted (cleaned, cut short) in every stdio
 failure, because they are the usual cause. httpx is imported only to explain an HTTP
-failure.
+failure. The words for stdio are ``cli.diagnose_stdio``'s.
 """
 
 from __future__ import annotations
 
-import errno
-import os
 import socket
 import ssl
 from collections.abc import Iterator, Mapping
 from typing import Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from mcp_elicit.cli.diagnose_stdio import (
+    SLOW,
+    log_tail,
+    noise_note,
+    not_json_rpc,
+    says_nothing,
+    stdio_failure,
+)
 from mcp_elicit.cli.era_hints import era_hint
 from mcp_elicit.cli.legacy_sse import legacy_sse_endpoint
 from mcp_elicit.cli.output import SAID_MAX, fit, fit_quoted
@@ -69,13 +75,10 @@ from mcp_elicit.errors import (
     UsageError,
 )
 from mcp_elicit.telemetry_attributes import redact_urls
-from mcp_elicit.transports.stdio_noise import wrote_lines
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
 __all__ = ["explain", "noise_note"]
-
-_SLOW: Final = "If the server is only slow, give it longer: --timeout SECONDS."  # after a timeout
 
 
 async def explain(exc: BaseException, target: Target, observed: Observed, *, during: str) -> CliError:
@@ -113,7 +116,7 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
                 f"{hint}{noise_note(observed)}"
             )
         said = _said(exc.message)
-        log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""
+        log = log_tail(observed) if exc.code == InternalError.code and says_nothing(said) else ""
         hint = era_hint(exc, str(target), observed.revision)
         status = _came_with(exc, target, observed)
         return CheckFailed(f"{during}: {status}the server answered with error {exc.code}: {said}{log}{hint}")
@@ -126,7 +129,7 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             return _after_connecting(exc, target, observed, during)
         if target.url is not None:
             return await _http(exc, target, observed, during)
-        return _stdio(exc, target, observed)
+        return stdio_failure(exc, target, observed)
     return CliError(f"{type(exc).__name__}: {exc}")
 
 
@@ -168,24 +171,11 @@ def _said(message: str) -> str:
     return fit(message, SAID_MAX, length=True)
 
 
-def noise_note(observed: Observed) -> str:
-    """A sentence about non-JSON-RPC lines on a stdio server's stdout, or ""."""
-    if not observed.stdout_noise:
-        return ""
-    first = clean(observed.stdout_noise[0])  # inert already: quoted, not repr'd again
-    first = first if len(first) <= 120 else first[:117] + "..."
-    count = max(observed.stdout_noise_count, len(observed.stdout_noise))
-    return (
-        f"\nThe server {wrote_lines(count)} (first: '{first}'). On stdio, stdout carries MCP "
-        "messages only: print logs to stderr."
-    )
-
-
 def _after_connecting(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
     """A failure once the server had answered the opening request: the server and its
     path are right, so name the step that failed rather than guess at where the server is."""
     if observed.stdout_noise and target.url is None:
-        return _not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
+        return not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
     last = observed.last_post()
     if last is not None and 200 <= last.status < 300 and _not_mcp_type(last.content_type):
         return ServerBrokeProtocol(  # the address is right: the server broke the transport's rules
@@ -197,70 +187,8 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     who = "the server" if str(target) in said else str(target)  # named once
     then = said if said.startswith(during) else f"{during} failed: {said}"
     if isinstance(exc, RequestTimeout):
-        then = f"did not answer {during}: {said}. {_SLOW}"
+        then = f"did not answer {during}: {said}. {SLOW}"
     return CannotConnect(f"{who} answered while connecting, then {then}{noise_note(observed)}")
-
-
-# ---- stdio -------------------------------------------------------------------------------
-
-
-def _log_tail(observed: Observed) -> str:
-    """The end of a stdio server's stderr (its log), as a paragraph; "" when it wrote none."""
-    tail = observed.stderr_tail.strip()[-1500:]
-    return f"\nThe end of its stderr:\n{tail}" if tail else ""
-
-
-def _says_nothing(message: str) -> bool:
-    """Whether an error's message is only its name: the reason is in the server's log."""
-    return message.strip().rstrip(".").lower() in ("", "internal error")
-
-
-def _not_json_rpc(target: Target, observed: Observed, what: str) -> ServerBrokeProtocol:
-    """A stdio server that wrote lines that are not JSON-RPC, then no answer: the same exit
-    and words whether it then waited (the request timed out) or exited (its requests
-    ended), with what it wrote on stderr, which is all the timing could change."""
-    return ServerBrokeProtocol(f"{target} {what}.{noise_note(observed)}{_log_tail(observed)}")
-
-
-def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
-    note = noise_note(observed)
-    text = str(exc)
-    if observed.stdout_noise:
-        return _not_json_rpc(target, observed, "never answered in JSON-RPC")
-    if isinstance(exc, RequestTimeout):
-        return CannotConnect(
-            f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio? {_SLOW}"
-        )
-    if "cannot start the server command" in text:
-        program = target.command[0] if target.command else "?"
-        if program.endswith(".py"):  # a Python file is not a command unless it is executable
-            rest = " ".join(target.command[1:])
-            return CannotConnect(
-                f"{text}. A .py file runs through Python: -- mcp-elicit serve {program} {rest}".rstrip()
-                + f" (an mcp_elicit Server), or -- python {program} {rest}".rstrip()
-                + " (a script that runs its own server)"
-            )
-        why = _cannot_run(program, exc.__context__)  # the OSError the transport raised from None
-        return CannotConnect(
-            f"{text}. {why or f'Is {program!r} installed and on PATH (or give its full path)?'}"
-        )
-    return CannotConnect(f"{text}{note}")
-
-
-def _cannot_run(program: str, error: BaseException | None) -> str | None:
-    """Why a program that is there does not run; None when it may not be there at all."""
-    if isinstance(error, IsADirectoryError) or (
-        isinstance(error, PermissionError) and os.path.isdir(program)
-    ):
-        return f"{program!r} is a directory, not a program."
-    if isinstance(error, PermissionError):
-        return f"{program!r} has no execute permission (chmod +x it), or run it through its interpreter."
-    if isinstance(error, OSError) and error.errno == errno.ENOEXEC:
-        return (
-            f"{program!r} is not a program this system can run (a script needs a #! line); "
-            "run it through its interpreter."
-        )
-    return None
 
 
 # ---- HTTP --------------------------------------------------------------------------------
@@ -332,7 +260,7 @@ def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> Cli
 async def _http(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
     url, shown = target.url or "", str(target)
     if isinstance(exc, RequestTimeout):
-        return CannotConnect(f"{exc}. {_SLOW}")
+        return CannotConnect(f"{exc}. {SLOW}")
     failure = _connect_failure(observed.errors, url, "the connect timeout")
     if failure is not None:
         return failure
