@@ -8,8 +8,9 @@ what else it offers (its prompts, resources and resource templates, listed when 
 declares them, each listing with a verdict on its entries, ``cli.offer_checks``; a listing
 that fails is a warning), and how long each step took.
 A clean result says the server answers and lists its tools (or that it declares no tools
-capability, so none were listed); a ``tools/list`` answered with a JSON-RPC error is an
-error in the report (``list-failed``), which still says who answered; a ``server/discover`` result that is not complete or whose
+capability, so none were listed); a ``tools/list`` answered with a JSON-RPC error (or,
+over HTTP, a 404 without one: plain text) is an error in the report (``list-failed``),
+which still says who answered; a ``server/discover`` result that is not complete or whose
 ``capabilities`` is not an object is a protocol violation. To try an elicitation flow,
 call a tool from a client that declares elicitation (``mcp-elicit call``). A server over
 HTTP that wants OAuth gets a sign-in first (``cli.sign_in``); the report names the
@@ -42,7 +43,7 @@ from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.core.rounds import quoted
-from mcp_elicit.errors import CheckFailed, CliError, ProtocolError, ServerBrokeProtocol
+from mcp_elicit.errors import CheckFailed, CliError, ProtocolError, ServerBrokeProtocol, TransportError
 from mcp_elicit.wire.versions import REV_2026_07_28, is_modern
 
 __all__ = ["CheckReport", "register", "run_check"]
@@ -180,7 +181,7 @@ async def run_check(
     started = time.perf_counter()
     asks = _ServerAsks(trace)
     during = "connect"
-    refused: ProtocolError | None = None  # tools/list answered with an error
+    refused: ProtocolError | TransportError | None = None  # tools/list answered with an error (or a 404)
     try:
         async with connect(
             target,
@@ -201,6 +202,10 @@ async def run_check(
                     tools = await _list_tools(client, report)
                 except ProtocolError as exc:
                     refused = exc  # explained once closed: a stdio server's log is read then
+                except TransportError as exc:
+                    if exc.http_status != 404:
+                        raise
+                    refused = exc  # a 404 in plain text: refused as with a JSON-RPC error in it
                 else:
                     report.timings_ms["tools_list"] = _ms(listed)
                     report.listed = True
@@ -351,7 +356,9 @@ async def _list_offer(
     is about tools)."""
     try:
         items, _ = await _list_all(client, method, key, report)
-    except (ProtocolError, ServerBrokeProtocol) as exc:
+    except (ProtocolError, ServerBrokeProtocol, TransportError) as exc:
+        if isinstance(exc, TransportError) and exc.http_status != 404:
+            raise
         report.problems.append(Finding("warning", "list-failed", f"{method} failed: {exc}"))
         return
     report.offers[kind] = [

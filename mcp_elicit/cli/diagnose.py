@@ -27,6 +27,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   the request times out or exits first: which comes first is only timing);
 * exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error (over
   HTTP with an error status, that status too: "HTTP 404, and the server answered..."; a
+  404 without a JSON-RPC error in it, plain text, once the server had answered the opening
+  request: "the server answered HTTP 404 and no JSON-RPC response..."; a
   bare -32603 "Internal error" from a stdio server with the end of its stderr, where it
   logged the reason), or a scripted answer that never fits.
 
@@ -176,6 +178,8 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     path are right, so name the step that failed rather than guess at where the server is."""
     if observed.stdout_noise and target.url is None:
         return not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
+    if exc.http_status == 404 and target.url is not None:
+        return _refused_later(exc, during)
     last = observed.last_post()
     if last is not None and 200 <= last.status < 300 and _not_mcp_type(last.content_type):
         return ServerBrokeProtocol(  # the address is right: the server broke the transport's rules
@@ -189,6 +193,16 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     if isinstance(exc, RequestTimeout):
         then = f"did not answer {during}: {said}. {SLOW}"
     return CannotConnect(f"{who} answered while connecting, then {then}{noise_note(observed)}")
+
+
+def _refused_later(exc: TransportError, during: str) -> CheckFailed:
+    """A 404 without a JSON-RPC error in it (plain text, a web framework's default) once
+    the server has spoken MCP at this address: the server refusing the request, as with a
+    JSON-RPC error in it (exit 1), not a wrong address; in a new session too, the client's
+    words say so."""
+    said = str(exc)
+    rest = said.partition(" got HTTP 404")[2]  # the transport's words: "METHOD to SERVER got HTTP 404..."
+    return CheckFailed(f"{during}: the server answered HTTP 404{rest}" if rest else f"{during}: {said}")
 
 
 # ---- HTTP --------------------------------------------------------------------------------

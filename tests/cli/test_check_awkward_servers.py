@@ -150,6 +150,76 @@ def test_a_tools_list_refused_404_in_every_session_says_the_status(
         assert "HTTP 404 in a new session too" in problem["message"]
 
 
+class _ForgetfulInPlainText(_Forgetful):
+    """``_Forgetful`` answering its 404 in plain text, as a web framework's default does,
+    not with a JSON-RPC error."""
+
+    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
+        if status != 404:
+            super()._answer(status, message, session)
+            return
+        body = b"Not Found"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_a_tools_list_refused_404_in_plain_text_in_every_session_is_reported_as_the_json_one(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """The server opened a session (it speaks MCP, at this address): a 404 in plain text in
+    the new session too is the server refusing the request, as with a JSON-RPC error in it
+    (exit 1, for ``check`` a ``list-failed`` finding in a report naming the server), not a
+    server that cannot be reached (exit 3)."""
+    with serving(_ForgetfulInPlainText) as base:
+        result = run(capsys, command[0], "--json", f"{base}/mcp", *command[1:])
+    assert result.code == 1, result.err
+    report = result.json()
+    if command == ["check"]:
+        assert report["server"]["name"] == "forgetful" and report["tools_listed"] is False
+        [problem] = report["problems"]
+        assert (problem["severity"], problem["code"]) == ("error", "list-failed")
+        said = problem["message"]
+    else:
+        said = report["error"]
+    assert said.startswith("tools/list: "), said
+    assert "HTTP 404" in said and "Not Found" in said and "in a new session too" in said, said
+    assert "/mcp" not in said.partition("Not Found")[2], said  # no hint to change the address
+
+
+class _NoPromptsInPlainText(_ForgetfulInPlainText):
+    """A 2025-11-25 server over HTTP that lists its tools and declares prompts, then answers
+    ``prompts/list`` 404 in plain text (in the new session too)."""
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        method, rid = sent.get("method"), sent.get("id")
+        if method == "initialize":
+            declared = {"tools": {}, "prompts": {}}
+            opened = {"protocolVersion": "2025-11-25", "capabilities": declared, "serverInfo": SERVER}
+            self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": opened}, session="s-1")
+        elif rid is None:
+            self._answer(202, None)
+        elif method == "tools/list":
+            self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": {"tools": []}})
+        else:
+            self._answer(404, None)
+
+
+def test_a_prompts_list_refused_404_in_plain_text_is_a_warning_in_the_report(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with serving(_NoPromptsInPlainText) as base:
+        result = run(capsys, "check", "--json", f"{base}/mcp")
+    assert result.code == 0, result.err
+    [problem] = result.json()["problems"]
+    assert (problem["severity"], problem["code"]) == ("warning", "list-failed"), problem
+    assert problem["message"].startswith("prompts/list failed: ") and "HTTP 404" in problem["message"]
+
+
 def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
