@@ -105,6 +105,10 @@ class ProtocolError(MCPElicitError):
 
     code: ClassVar[int] = -32603
     default_http_status: ClassVar[int] = 200
+    #: The client's own words at the end of ``message``, after the server's (what it did
+    #: about the error: "(HTTP 404 in a new session too: ...)"); "" when there are none.
+    #: A message shown cut short keeps them: it is the server's part that is cut.
+    added: str = ""
 
     def __init__(
         self,

@@ -114,10 +114,10 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             found = exc.http_status == 404 and any(seen.status == 404 for seen in observed.responses)
             hint = f". {_path_hint(target.url)}" if found and target.url else ""  # said by the error or not
             return ServerBrokeProtocol(
-                f"{target} answered the opening request with {status}error {exc.code}: {_said(exc.message)}"
+                f"{target} answered the opening request with {status}error {exc.code}: {_told(exc)}"
                 f"{hint}{noise_note(observed)}"
             )
-        said = _said(exc.message)
+        said = _told(exc)
         log = log_tail(observed) if exc.code == InternalError.code and says_nothing(said) else ""
         hint = era_hint(exc, str(target), observed.revision)
         status = _came_with(exc, target, observed)
@@ -139,9 +139,10 @@ def _came_with(exc: ProtocolError, target: Target, observed: Observed) -> str:
     """ "HTTP 404, and " when a JSON-RPC error came in a response whose status says more than
     the body (an error status, which a proxy or a router may have set): a person needs both;
     "" over stdio, with a 2xx, for a status no response had (an error's default), or when
-    the error as shown (``_said``: cut short) says it already ("HTTP 404 in a new session")."""
+    the error as shown (``_told``: the server's words cut short, the client's whole) says it
+    already ("HTTP 404 in a new session too")."""
     status = exc.http_status
-    if target.url is None or status < 300 or f"HTTP {status}" in _said(exc.message):
+    if target.url is None or status < 300 or f"HTTP {status}" in _told(exc):
         return ""
     return "" if all(seen.status != status for seen in observed.responses) else f"HTTP {status}, and "
 
@@ -162,7 +163,7 @@ def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, obse
             f"{LATEST_HANDSHAKE} (or leave --protocol out, to offer every revision){noise_note(observed)}"
         )
     return ServerBrokeProtocol(
-        f"{target}: no protocol revision both sides speak (-32022): {_said(exc.message)}. --protocol "
+        f"{target}: no protocol revision both sides speak (-32022): {_told(exc)}. --protocol "
         f"chooses the revisions offered (this client speaks {', '.join(SUPPORTED)}; without "
         f"--protocol, all of them){noise_note(observed)}"
     )
@@ -171,6 +172,13 @@ def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, obse
 def _said(message: str) -> str:
     """A server's error message, inert and cut short (``output.fit``)."""
     return fit(message, SAID_MAX, length=True)
+
+
+def _told(exc: ProtocolError) -> str:
+    """``exc``'s message as shown: the server's words cut short (``_said``), the client's
+    own after them (``added``: what it did about the error) whole."""
+    added = exc.added if exc.added and exc.message.endswith(exc.added) else ""
+    return _said(exc.message[: len(exc.message) - len(added)]) + added
 
 
 def _after_connecting(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:

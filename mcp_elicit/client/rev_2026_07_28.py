@@ -471,11 +471,13 @@ def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
 
 
 def say_more(error: MCPElicitError, more: str) -> None:
-    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s too)."""
+    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s too, kept apart from the
+    server's words as its ``added``)."""
     if more:
         error.args = (f"{error}{more}",)
         if isinstance(error, ProtocolError):
             error.message = str(error)
+            error.added += more
 
 
 def to_named(server: object) -> str:

@@ -135,9 +135,8 @@ SERVER = {"name": "forgetful", "version": "1"}
 def test_a_tools_list_refused_404_in_every_session_says_the_status(
     capsys: pytest.CaptureFixture[str], server: type[_Forgetful]
 ) -> None:
-    # a message cut short lost the client's "(HTTP 404 in a new session too...)" at its end,
-    # the status with it: the status went before the message only when the message did not
-    # say it, as cut short it did not
+    # the client's "(HTTP 404 in a new session too...)" comes after the server's message: a
+    # long one is cut short, not the client's words after it, which say the status (once)
     with serving(server) as base:
         result = run(capsys, "check", "--json", f"{base}/mcp")
     assert result.code == 1, result.err
@@ -146,8 +145,9 @@ def test_a_tools_list_refused_404_in_every_session_says_the_status(
     [problem] = report["problems"]
     assert problem["code"] == "list-failed" and "-32001: Session not found" in problem["message"]
     assert problem["message"].count("HTTP 404") == 1, problem["message"]  # said once, not twice
-    if server is _Forgetful:
-        assert "HTTP 404 in a new session too" in problem["message"]
+    assert "(HTTP 404 in a new session too: the server forgets a session" in problem["message"]
+    assert problem["message"].rstrip().endswith("must reach the one that opened it)"), problem["message"]
+    assert ("…" in problem["message"]) is (server is _ForgetfulAtLength), problem["message"]
 
 
 class _ForgetfulInPlainText(_Forgetful):
