@@ -6,7 +6,8 @@ Chinese or Japanese letter or an emoji takes two, a combining mark none), not in
 every row of the table, the instructions and the offers are cut (``fit``) or wrapped to the
 terminal's width, and the descriptions of the tools start in one column, whatever script
 their names are in. A finding's message is not cut: it is wrapped to the width, its lines
-after the first starting under its code. On a terminal that can only show ASCII the report
+after the first starting under its code; a URL in it too long for a line is not broken
+but put on a line of its own, past the width, so that it can be copied whole. On a terminal that can only show ASCII the report
 is written as ``for_encoding`` has it (a Chinese letter as ``\\u5929``, the client's "✓" as
 "v") and laid out as so written.
 """
@@ -57,7 +58,7 @@ def print_check(report: CheckReport) -> None:
         code and the message wrapped to the width, the lines after the first under the code."""
         color = "red" if item.severity == "error" else "yellow"
         said = for_encoding(f"{item.code}: {fit(item.message, SAID_MAX)}", encoding)
-        lines = _wrapped(said, max(width - indent - _SEVERITY, _LEAST_SAID))
+        lines = wrapped(said, max(width - indent - _SEVERITY, _LEAST_SAID), urls_whole=True)
         first = f"{paint(f'{item.severity:<{_SEVERITY - 1}}', color)} {lines[0]}"
         return f"\n{'':<{indent + _SEVERITY}}".join([first, *lines[1:]])
 

@@ -12,7 +12,8 @@ Without them (mcp-elicit installed without its ``cli`` extra) Unicode's own data
 an East Asian wide letter two columns, a mark or a joiner none.
 A terminal whose own table is wider than both (newer emoji) can still draw a row wider.
 A word too wide for a row is folded between whole characters and their marks, and
-between whole codes of characters shown by code (``\\u5929``, ``<U+202E>``).
+between whole codes of characters shown by code (``\\u5929``, ``<U+202E>``); a URL, when
+asked, is not (``wrapped``).
 """
 
 from __future__ import annotations
@@ -69,15 +70,21 @@ def _folded(word: str, width: int) -> list[str]:
     return rows
 
 
-def wrapped(text: str, width: int) -> list[str]:
+def wrapped(text: str, width: int, *, urls_whole: bool = False) -> list[str]:
     """``text`` in rows of at most ``width`` columns (``cells``), broken between words
-    (inside a word only when the word alone is too wide); a line break in it stays one."""
+    (inside a word only when the word alone is too wide); a line break in it stays one.
+    With ``urls_whole``, a word with ``://`` in it (a URL) too wide for a row is not folded
+    but given a row of its own, longer than ``width``: the terminal wraps it where the text
+    is printed, and it copies as one (not where prompt_toolkit lays the rows out: it cuts a
+    row off at the terminal's edge)."""
     rows: list[str] = []
     for line in text.split("\n"):
         start = len(rows)
         for word in line.split():
             if len(rows) > start and cells(f"{rows[-1]} {word}") <= width:
                 rows[-1] += f" {word}"
+            elif cells(word) > width and not (urls_whole and "://" in word):
+                rows.extend(_folded(word, width))
             else:
-                rows.extend(_folded(word, width) if cells(word) > width else [word])
+                rows.append(word)
     return rows or [text]
