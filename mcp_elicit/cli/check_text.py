@@ -38,6 +38,11 @@ _SEVERITY: Final = 9
 #: The least room a finding's message takes (columns): on a narrower terminal it wraps
 #: there too.
 _LEAST_SAID: Final = 12
+#: The most characters of a finding's message shown: a finding quotes the server's texts
+#: cut short already (at most two, each ``SAID_MAX``, or one and the end of a stdio server's
+#: log), with the client's words around them, which a cut at ``SAID_MAX`` lost ("(HTTP 404
+#: in a new session too: ...)"); this only bounds a message nothing cut short.
+_FINDING_MAX: Final = 3 * SAID_MAX
 
 
 def print_check(report: CheckReport) -> None:
@@ -57,7 +62,7 @@ def print_check(report: CheckReport) -> None:
         """``item`` as its lines (starting at column ``indent``): the severity, then the
         code and the message wrapped to the width, the lines after the first under the code."""
         color = "red" if item.severity == "error" else "yellow"
-        said = for_encoding(f"{item.code}: {fit(item.message, SAID_MAX)}", encoding)
+        said = for_encoding(f"{item.code}: {fit(item.message, _FINDING_MAX)}", encoding)
         lines = wrapped(said, max(width - indent - _SEVERITY, _LEAST_SAID), urls_whole=True)
         first = f"{paint(f'{item.severity:<{_SEVERITY - 1}}', color)} {lines[0]}"
         return f"\n{'':<{indent + _SEVERITY}}".join([first, *lines[1:]])

@@ -139,7 +139,12 @@ def test_a_tools_list_refused_404_in_every_session_says_the_status(
     # long one is cut short, not the client's words after it, which say the status (once)
     with serving(server) as base:
         result = run(capsys, "check", "--json", f"{base}/mcp")
+        human = run(capsys, "check", f"{base}/mcp")
     assert result.code == 1, result.err
+    assert human.code == 1, human.err
+    shown = " ".join(human.out.split())  # the report's rows as one text
+    assert "(HTTP 404 in a new session too: the server forgets a session" in shown, human.out
+    assert "must reach the one that opened it)" in shown, human.out
     report = result.json()
     assert report["server"]["name"] == "forgetful"
     [problem] = report["problems"]
