@@ -140,11 +140,15 @@ def test_a_tools_list_refused_404_in_every_session_says_the_status(
     with serving(server) as base:
         result = run(capsys, "check", "--json", f"{base}/mcp")
         human = run(capsys, "check", f"{base}/mcp")
+        called = run(capsys, "call", "--json", f"{base}/mcp", "echo")
     assert result.code == 1, result.err
     assert human.code == 1, human.err
     shown = " ".join(human.out.split())  # the report's rows as one text
     assert "(HTTP 404 in a new session too: the server forgets a session" in shown, human.out
     assert "must reach the one that opened it)" in shown, human.out
+    assert called.code == 1, called.err
+    assert called.json()["error"].endswith("must reach the one that opened it)"), called.out
+    assert "(HTTP 404 in a new session too: the server forgets a session" in called.err, called.err
     report = result.json()
     assert report["server"]["name"] == "forgetful"
     [problem] = report["problems"]
