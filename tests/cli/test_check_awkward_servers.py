@@ -164,15 +164,19 @@ class _ForgetfulInPlainText(_Forgetful):
     not with a JSON-RPC error."""
 
     def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
-        if status != 404:
+        if status == 404:
+            _not_found_in_plain_text(self)
+        else:
             super()._answer(status, message, session)
-            return
-        body = b"Not Found"
-        self.send_response(404)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+
+
+def _not_found_in_plain_text(handler: http.server.BaseHTTPRequestHandler) -> None:
+    body = b"Not Found"
+    handler.send_response(404)
+    handler.send_header("Content-Type", "text/plain")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 @pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
@@ -318,6 +322,29 @@ class _PlainToolsList(_NoToolsList):
 
 class _PlainToolsListModern(_PlainToolsList):
     modern = True
+
+
+class _NotFoundInPlainTextModern(_NoToolsListModern):
+    """A 2026-07-28 server (no sessions) that answers ``server/discover``, then
+    ``tools/list`` 404 in plain text."""
+
+    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
+        if status == 404:
+            _not_found_in_plain_text(self)
+        else:
+            super()._answer(status, message, session)
+
+
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_a_tools_list_refused_404_in_plain_text_without_a_session_is_refused_too(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    with serving(_NotFoundInPlainTextModern) as base:
+        result = run(capsys, command[0], "--json", f"{base}/mcp", *command[1:])
+    assert result.code == 1, result.err
+    report = result.json()
+    said = report["problems"][0]["message"] if command == ["check"] else report["error"]
+    assert said == "tools/list: the server answered HTTP 404 and no JSON-RPC response: Not Found", said
 
 
 @pytest.mark.parametrize("era", [_PlainToolsList, _PlainToolsListModern], ids=["2025-11-25", "2026-07-28"])
