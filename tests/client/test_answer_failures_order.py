@@ -24,6 +24,7 @@ import pytest
 
 from client.fakes import result
 from client.recorder import Recorder
+from client.test_answer_failures import TYPED, Parsing
 from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
@@ -35,7 +36,6 @@ from support.waiting import hang_guard
 
 pytestmark = pytest.mark.anyio
 
-TYPED = "forty-two, my name is Ada Lovelace"
 FORM = {
     "mode": "form",
     "message": "Your age?",
@@ -44,16 +44,17 @@ FORM = {
 SSE = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
 
 
-class Parsing:
-    """An answerer whose own parsing of what the person typed fails."""
-
-    modes = frozenset({"form"})
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        return ElicitAnswer.accept({"age": int(TYPED)})  # ValueError quoting the text
-
-    async def url_done(self, request: ElicitationRequest) -> None:
+def opened(seen: Seen, writer: asyncio.StreamWriter) -> dict[str, Any] | None:
+    """A 2025-11-25 session's DELETE and ``initialize`` answered (None); any other POST's message."""
+    if seen.method == "DELETE":
+        writer.write(response("200 OK", {}))
         return None
+    message: dict[str, Any] = json.loads(seen.body)
+    if message.get("method") == "initialize":
+        body = json.dumps(init(message)).encode()
+        writer.write(response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body))
+        return None
+    return message
 
 
 class AnswersFirst:
@@ -96,17 +97,11 @@ class AnswersFirst:
             while True:
                 writer.write(await self.events.get())
                 await writer.drain()
-        if seen.method == "DELETE":
-            writer.write(response("200 OK", {}))
+        message = opened(seen, writer)
+        if message is None:
             return
-        message = json.loads(seen.body)
         method = message.get("method")
-        if method == "initialize":
-            body = json.dumps(init(message)).encode()
-            writer.write(
-                response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body)
-            )
-        elif method == "tools/list":
+        if method == "tools/list":
             tools = {"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}
             writer.write(
                 response("200 OK", {"Content-Type": "application/json"}, _json(result(message, tools)))
@@ -341,17 +336,11 @@ class HoldsTheError:
         if seen.method == "GET":
             writer.write(response("405 Method Not Allowed", {}))
             return
-        if seen.method == "DELETE":
-            writer.write(response("200 OK", {}))
+        message = opened(seen, writer)
+        if message is None:
             return
-        message = json.loads(seen.body)
         method = message.get("method")
-        if method == "initialize":
-            body = json.dumps(init(message)).encode()
-            writer.write(
-                response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body)
-            )
-        elif method == "tools/call":
+        if method == "tools/call":
             asked = [b"data: " + _json(elicit(f"q-{n}", FORM)) + b"\n\n" for n in (1, 2)]
             writer.write(SSE.encode() + b"".join(asked))
             await writer.drain()

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import pytest
 
 from client.recorder import Recorder
+from client.test_answer_failures import TYPED
 from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
@@ -40,7 +41,6 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="the server waits for SIGUSR1"),
 ]
 
-TYPED = "forty-two, my name is Ada Lovelace"
 
 #: Answers initialize; asked the call, it asks its question (its pid in the message),
 #: then reads nothing more: it answers the call at the first SIGUSR1 and waits for ever.
