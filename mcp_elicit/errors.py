@@ -101,14 +101,11 @@ class ProtocolError(MCPElicitError):
 
     ``http_status`` is the status a Streamable HTTP transport answers with when this
     error is the whole response (200 when the spec asks for none in particular).
-    """
+    ``added``: the client's words after the server's ("(HTTP 404 in a new session too: ...)")."""
 
     code: ClassVar[int] = -32603
     default_http_status: ClassVar[int] = 200
-    #: The client's own words at the end of ``message``, after the server's (what it did
-    #: about the error: "(HTTP 404 in a new session too: ...)"); "" when there are none.
-    #: A message shown cut short keeps them: it is the server's part that is cut.
-    added: str = ""
+    added: str = ""  # shown whole where the server's words before it are cut short
 
     def __init__(
         self,
@@ -166,8 +163,7 @@ class InvalidRequest(ProtocolError):
 
 
 class InvalidResponse(InvalidRequest):
-    """A message shaped like a response (``result`` or ``error``, no ``method``) that is not
-    a valid one; ``request_id`` is the id it answers, when that could be read."""
+    """A malformed response (``result``/``error``, no ``method``); ``request_id``: its id, or None."""
 
 
 class PrincipalLimitReached(InvalidRequest):

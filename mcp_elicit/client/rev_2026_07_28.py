@@ -370,8 +370,7 @@ class ModernSession:
             log.info("%s: could not cancel task %s: %s", self.conn.server, shown_text(task["taskId"]), exc)
 
     async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """One request on the wire (a fresh id each time); its result, version and header
-        retries included."""
+        """One request on the wire (a fresh id each time); its result, version and header retries included."""
         version_retries = 0
         refreshed = reissued = False
         while True:
@@ -471,8 +470,7 @@ def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
 
 
 def say_more(error: MCPElicitError, more: str) -> None:
-    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s too, kept apart from the
-    server's words as its ``added``)."""
+    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s ``added`` too)."""
     if more:
         error.args = (f"{error}{more}",)
         if isinstance(error, ProtocolError):
