@@ -43,6 +43,7 @@ __all__ = [
     "keep_alive",
     "media_type",
     "network_attributes",
+    "no_answer_start",
     "plain",
     "repeated_headers",
     "route_path",
@@ -67,6 +68,16 @@ SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+def no_answer_start(sse_ok: bool) -> dict[str, Any]:
+    """The response head for a request that gets no JSON-RPC response (the client cancelled
+    it) before anything was streamed: an event stream with no event, since a POSTed
+    request's response is an event stream or JSON; 204 only for a client that takes no
+    event stream (its ``Accept`` left it out: no answer fits it)."""
+    if sse_ok:
+        return {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS}
+    return {"type": "http.response.start", "status": 204, "headers": []}
 
 
 def route_path(scope: Scope) -> str:
@@ -287,7 +298,7 @@ class Exchange:
                 if self.streaming:
                     await self.send({"type": "http.response.body", "body": b"", "more_body": False})
                     return
-        await self.send({"type": "http.response.start", "status": 204, "headers": []})
+        await self.send(no_answer_start(self.sse_ok))
         await self.send({"type": "http.response.body", "body": b""})
 
     def reply(self, payload: bytes, status: int = 200) -> Awaitable[None]:

@@ -55,7 +55,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Message, Receive, Send
+from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Message, Receive, Send, no_answer_start
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 from mcp_elicit.wire.versions import REV_2025_11_25
@@ -207,7 +207,7 @@ class ResumableExchange(Exchange):
         await self._last(payload, status)
 
     async def end(self) -> None:
-        await self._last(None, 204)
+        await self._last(None, 200)
 
     async def _last(self, payload: bytes | None, status: int) -> None:
         """The response's last write: the answer, or none (None: the client cancelled).
@@ -221,8 +221,8 @@ class ResumableExchange(Exchange):
                 if not self.streaming and not self.json_ok and payload is not None and status == 200:
                     await self._start_stream()  # the client takes SSE only
                 if not self.streaming:
-                    if payload is None:
-                        await self.send({"type": "http.response.start", "status": status, "headers": []})
+                    if payload is None:  # cancelled: no event, no priming, nothing to resume
+                        await self.send(no_answer_start(self.sse_ok))
                         await self.send({"type": "http.response.body", "body": b""})
                     else:
                         await self._send_json(payload, status)

@@ -179,3 +179,29 @@ def test_refused_and_bad_answers_of_more_clients(
         calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
         assert [c["params"]["arguments"]["traveller"] for c in calls] == ["Al", *["Bo"] * 4, *["Di"] * 3]
         _check_wire(report, revision)
+
+
+def test_a_call_the_client_gives_up_before_anything_streamed_ends_quietly(
+    request: pytest.FixtureRequest, ts_node: Path, tmp_path: Path
+) -> None:
+    """(v1) The SDK's own timeout cancels a call whose tool has said nothing yet (its
+    response still to be JSON): the response the server then ends is one the SDK takes (an
+    event stream with no event), not one it reports as a transport error ("Unexpected
+    content type"); the session goes on. (v2 at 2025-11-25 aborts its own fetch as it
+    cancels, and reports that abort when it wins the race: the SDK's own doing.)"""
+    plan: dict[str, Any] = {
+        "sdk": "v1",
+        "era": "legacy",
+        "elicitation": {"form": {}},
+        "steps": [
+            {"op": "callTool", "name": "mull", "arguments": {"seconds": 20}, "timeoutMs": 500},
+            _call("Di"),
+        ],
+        "answers": LAST_ANSWERED,
+    }
+    report = _run(request, tmp_path, "http", plan, [str(ts_node), str(TS_PEERS / "client.mjs")], TS_PEERS)
+    given_up, answered = report["results"]
+    assert "timed out" in given_up.get("error", {}).get("message", ""), given_up  # the SDK's own timeout
+    assert answered["result"]["content"][0]["text"] == "Di: 2 nights in Oslo"
+    assert report["errors"] == []
+    _check_wire(report, "2025-11-25")

@@ -7,6 +7,7 @@ which answer the server received.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from mcp_elicit import Context, Form, Server
@@ -104,6 +105,13 @@ async def use_key(ctx: Context, service: str) -> str:
         return _outcome("key", answer.action)
     value = await answer.secret.reveal()
     return f"key: {len(value)} characters, ends {value[-2:]}"
+
+
+@app.tool()
+async def mull(seconds: float) -> str:
+    """Says nothing for ``seconds`` (at most 30), then answers: a call a client may give up."""
+    await asyncio.sleep(min(seconds, 30))
+    return "mulled"
 
 
 @app.tool()

@@ -271,3 +271,35 @@ async def test_a_cancelled_request_whose_handler_then_asks_a_url_step_gets_no_an
             rest = [message async for message in events]
     assert [m.get("method") for m in rest] == ["notifications/cancelled"], rest
     assert rest[0]["params"]["requestId"] == question["id"]
+
+
+async def test_a_request_cancelled_before_it_streamed_gets_an_empty_event_stream(
+    wire_2025: WireChecker,
+) -> None:
+    """A request whose response was still to be JSON when the client cancelled it gets no
+    JSON-RPC response, yet the HTTP response to a POSTed request must be an event stream
+    or JSON: an event stream with no event, so a client that checks the content type (the
+    TypeScript SDK throws on any other) takes the cancellation quietly."""
+    app = Server("cancelled-silent")
+    started = asyncio.Event()
+
+    @app.tool()
+    async def silent() -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "too late"
+
+    async with uvicorn_server(StreamableHTTP(app, keepalive=None)) as running:
+        async with httpx.AsyncClient(timeout=10) as http:
+            session = Session(http, running.url, wire_2025)
+            await session.open()
+            call = asyncio.ensure_future(session.post(session.call("silent")))
+            async with asyncio.timeout(5):
+                await started.wait()
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            assert (await session.post(cancel)).status_code == 202
+            async with asyncio.timeout(5):
+                response = await call
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/event-stream"
+    assert response.content == b""

@@ -178,6 +178,9 @@ if (plan.sdk === 'v1') {
         : new StdioClientTransport({ command: plan.command[0], args: plan.command.slice(1), stderr: 'inherit' });
 }
 
+// What the SDK reported as errors besides a call's own (its transport's, say).
+const errors = [];
+client.onerror = error => errors.push(String(error?.message ?? error));
 await client.connect(recorded(transport));
 const results = [];
 for (const step of plan.steps) {
@@ -202,5 +205,5 @@ const handshake = received.find(m => typeof m.result?.protocolVersion === 'strin
 const protocolVersion = client.getNegotiatedProtocolVersion?.() ?? handshake?.result.protocolVersion ?? null;
 const pages = await Promise.all(typing);
 await client.close();
-process.stdout.write(JSON.stringify({ protocolVersion, results, asked, notices, pages, withdrawn, received, sent }) + '\n');
+process.stdout.write(JSON.stringify({ protocolVersion, results, asked, notices, pages, withdrawn, received, sent, errors }) + '\n');
 process.exit(0);
