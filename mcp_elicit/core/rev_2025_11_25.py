@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp_elicit.core.server import FRAMEWORK_METHODS, MODERN_ONLY_METHODS, ServerIdentity
-from mcp_elicit.errors import InvalidParams, MethodNotFound, MissingClientCapability
+from mcp_elicit.errors import InvalidParams, InvalidRequest, MethodNotFound, MissingClientCapability
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 from mcp_elicit.wire.versions import HANDSHAKE, REV_2025_06_18, REV_2025_11_25, negotiate_handshake
 
@@ -38,6 +38,7 @@ __all__ = [
     "check_method",
     "form_missing",
     "initialize_result",
+    "no_session",
     "parse_initialize",
     "parse_set_level",
     "revision_lacks",
@@ -153,6 +154,16 @@ def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[st
     if identity.instructions:
         result["instructions"] = identity.instructions
     return result
+
+
+def no_session() -> InvalidRequest:
+    """The 400 for a message of the handshake era (a request, or a notification) that names
+    no session: the client must initialize first (or speak 2026-07-28)."""
+    return InvalidRequest(
+        "Bad request: no session. Send initialize first (revisions 2025-11-25 and "
+        "earlier), or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
+        http_status=400,
+    )
 
 
 def check_method(method: str) -> None:

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
+from mcp_elicit.core.rev_2025_11_25 import no_session
 from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.server import Call, ServerCore, modern_error
 from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
@@ -120,11 +121,7 @@ class Dispatch(Catalog):
                 if core.is_handshake_request(message, headers):
                     if message.method == "ping":  # allowed before initialize (2025-11-25)
                         return jsonrpc.encode_result(message.id, {}), 200
-                    raise InvalidRequest(
-                        "Bad request: no session. Send initialize first (revisions 2025-11-25 and "
-                        "earlier), or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
-                        http_status=400,
-                    ) from None
+                    raise no_session() from None
                 raise
             # handle's work without its coroutine layer (check_modern passes modern calls only);
             # the framework's checks raise at the call, the handler's errors as it is awaited

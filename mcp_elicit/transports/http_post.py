@@ -7,7 +7,8 @@ body is read as sent: a coded one is 415 naming the coding), and ``Accept`` must
 or SSE; a body over
 ``max_body`` is 413 whatever its declared length; a malformed message is answered with the
 error its id allows; a request outside a session goes to ``Server.respond``; a notification
-outside a session is taken (202). With a token verifier (``auth=``) the order is: a body
+outside a session is taken (202), unless its version header names a handshake revision
+(400, as for a request: its session id was lost). With a token verifier (``auth=``) the order is: a body
 declared over ``max_body`` (413, not read), the body read (408 or 413: a DPoP proof
 digests it, so the token cannot be checked before), the token (401, 403, 400
 ``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
@@ -34,6 +35,7 @@ import logging
 from collections.abc import Awaitable, Mapping
 from typing import Final
 
+from mcp_elicit.core.rev_2025_11_25 import no_session
 from mcp_elicit.errors import (
     ConfigError,
     InternalError,
@@ -65,7 +67,7 @@ from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import OWS, VERSION_HEADER
 from mcp_elicit.wire.sse import encode_event
-from mcp_elicit.wire.versions import SUPPORTED
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake
 
 __all__ = ["SHUTTING_DOWN", "LearnedBase", "PostRoutes"]
 
@@ -293,6 +295,9 @@ class PostRoutes(SessionRoutes):
             if version is not None and version.strip(OWS) not in SUPPORTED:
                 refused = UnsupportedProtocolVersion.for_version(version.strip(OWS), SUPPORTED)
                 await error_response(send, None, refused)
+                return
+            if version is not None and is_handshake(version.strip(OWS)):  # its session is lost
+                await error_response(send, None, no_session())
                 return
             with notifying(telemetry, message.method, message.params, incoming=True, network=network):
                 await accepted(send)

@@ -38,6 +38,30 @@ async def test_a_handshake_revision_without_a_session_is_told_to_initialize(
     assert "initialize" in error["message"]
 
 
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
+@pytest.mark.parametrize("method", ["notifications/initialized", "notifications/cancelled"])
+async def test_a_handshake_notification_without_a_session_is_told_to_initialize(
+    served: tuple[Server, InProcess], version: str, method: str
+) -> None:
+    """A notification of a handshake revision names a session as its requests do: without
+    one it is refused (400), not taken and dropped, so a client that lost its session id
+    (a proxy dropping the header) is told so rather than believing its cancel arrived."""
+    _, running = served
+    body = {"jsonrpc": "2.0", "method": method, "params": {"requestId": 1}}
+    if method == "notifications/initialized":
+        body.pop("params")
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(
+            running.url, json=body, headers={"accept": ACCEPT, "mcp-protocol-version": version}
+        )
+        modern = await http.post(running.url, json=body, headers={"accept": ACCEPT})
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32600
+    assert "initialize" in error["message"]
+    assert modern.status_code == 202  # no version header: a 2026-07-28 notification, taken
+
+
 async def test_an_unknown_version_header_in_a_session_is_unsupported(session: Session) -> None:
     response = await session.http.post(
         session.url,
