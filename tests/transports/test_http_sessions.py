@@ -303,3 +303,18 @@ async def test_a_request_cancelled_before_it_streamed_gets_an_empty_event_stream
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
     assert response.content == b""
+
+
+async def test_get_and_delete_refuse_a_foreign_origin(session: Session) -> None:
+    """The Origin check covers every request of a session, not only POSTs: a page of another
+    site (DNS rebinding) can neither listen to the session's stream nor end it."""
+    foreign = {**session.headers(), "origin": "http://evil.example.com"}
+    async with session.http.stream("GET", session.url, headers=foreign) as listened:
+        assert listened.status_code == 403
+        refusal = orjson.loads(await listened.aread())
+    deleted = await session.http.delete(session.url, headers=foreign)
+    assert deleted.status_code == 403
+    for error in (refusal, deleted.json()):
+        assert error["error"]["code"] == -32600 and "id" not in error
+    pong = await session.post({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    assert pong.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}  # not ended by the refused DELETE
