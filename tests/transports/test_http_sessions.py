@@ -318,3 +318,19 @@ async def test_get_and_delete_refuse_a_foreign_origin(session: Session) -> None:
         assert error["error"]["code"] == -32600 and "id" not in error
     pong = await session.post({"jsonrpc": "2.0", "id": 7, "method": "ping"})
     assert pong.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}  # not ended by the refused DELETE
+
+
+async def test_a_ping_is_answered_while_a_question_waits_and_shares_its_id(
+    session: Session, wire_2025: WireChecker
+) -> None:
+    """A ping is answered at once while the person is asked, on its own POST; one whose id
+    is the pending question's (the two sides number their requests apart) is a request of
+    the client's like any other, and the question still takes its answer."""
+    async with session.asked() as (_, events, question):
+        for rid in (5, question["id"]):
+            pong = await session.post({"jsonrpc": "2.0", "id": rid, "method": "ping"})
+            assert pong.json() == {"jsonrpc": "2.0", "id": rid, "result": {}}
+        assert (await session.post(accepting(question, name="Ada"))).status_code == 202
+        final = await anext(events)
+        wire_2025.response("tools/call", final)
+        assert final["result"]["content"][0]["text"] == "hello Ada"
