@@ -8,8 +8,9 @@ Rules:
 * Only notifications carrying this subscription's id are delivered: over HTTP they come on
   the request's own stream, over stdio (one channel for everything) the client routes
   them here by that id.
-* Iteration ends when the server answers the request (``ended_by_server``: a graceful
-  closure, e.g. it stops) or the stream drops (the caller may open a new one). Leaving
+* Iteration ends when the server answers the request or cancels it
+  (``notifications/cancelled`` naming it) (``ended_by_server``: a graceful closure, e.g.
+  it stops) or the stream drops (the caller may open a new one). Leaving
   the ``async with`` ends it: over HTTP the stream is closed, over stdio the request is
   cancelled (``notifications/cancelled``). Closing the client ends every iteration as
   a dropped stream would (``Subscription.dropped``): over HTTP it waited for ever.
@@ -33,6 +34,7 @@ from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, RequestId, Resp
 __all__ = ["Subscription", "open_subscription"]
 
 _ACK: Final = "notifications/subscriptions/acknowledged"
+_CANCELLED: Final = "notifications/cancelled"
 _END: Final = None
 
 
@@ -71,6 +73,8 @@ class Subscription:
             self.agreed = dict(agreed) if isinstance(agreed, Mapping) else {}
             self._acked = True
             self._acknowledged.set()
+        elif message.method == _CANCELLED and params.get("requestId") == self.id:
+            self._end(by_server=True)  # the server tears it down; its answer may follow
         else:
             self._queue.put_nowait((message.method, params))
         return True
@@ -80,7 +84,7 @@ class Subscription:
         self._end(by_server=False)
 
     def _end(self, *, by_server: bool, error: Mapping[str, Any] | None = None) -> None:
-        self.ended_by_server = by_server
+        self.ended_by_server = self.ended_by_server or by_server  # the stream may drop after
         self._error = error
         self._acknowledged.set()  # an opening that ends first stops waiting
         self._queue.put_nowait(_END)

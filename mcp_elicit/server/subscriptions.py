@@ -10,8 +10,9 @@ Rules:
   after the acknowledgement, read once the subscription listens: a change between the
   task's creation and the subscription is never missed.
 * It ends when the client goes (closes the stream, or cancels the request on stdio;
-  then no response is due), or when the server stops: then it is answered with an empty
-  result carrying the subscription id (graceful closure).
+  then no response is due), or when the server stops: then ``notifications/cancelled``
+  names the listen request, and the request is answered with an empty result carrying
+  the subscription id (graceful closure); both carry that id.
 * Asking for task ids needs the tasks extension (-32021); a task the listener may not see
   is left out of the acknowledgement, like a type the server does not offer and a resource
   URI nothing serves (what ``resources/read`` answers "not found" for).
@@ -163,6 +164,10 @@ class Subscriptions:
             while (item := await listener.queue.get()) is not _END:
                 method, params = item
                 await channel.notify(method, stamped(params, call.id))
+            # The server tears it down: the one use 2026-07-28 leaves a server for
+            # notifications/cancelled, before the answer that closes it gracefully.
+            ended = {"requestId": call.id, "reason": "the server is stopping"}
+            await channel.notify("notifications/cancelled", stamped(ended, call.id))
         finally:
             self._listeners.discard(listener)
             self._held[owner] -= 1

@@ -161,3 +161,32 @@ async def test_a_listen_past_the_servers_capacity_is_try_again_later(wire: WireC
     assert error["id"] == 2 and error["error"]["code"] == -32603
     assert "limit of 1 subscriptions" in error["error"]["message"]
     assert error["error"]["message"].endswith("try again later")
+
+
+async def test_a_subscription_the_server_tears_down_is_cancelled_then_answered(wire: WireChecker) -> None:
+    """The server ending a subscription on its own (it stops) first says so with
+    ``notifications/cancelled`` naming the listen request (the Cancellation pattern's
+    MUST, stamped with the subscription id as everything on that stream), then answers
+    the request (graceful closure). Before: the answer came alone."""
+    app = build()
+    http_app = StreamableHTTP(app)
+    body = listen_body(rid=11)
+    async with uvicorn_server(http_app) as running, httpx.AsyncClient(timeout=10) as http:
+        headers = mirrored_headers("subscriptions/listen", body["params"])
+        async with http.stream("POST", running.url, json=body, headers=headers) as response:
+            messages: list[dict[str, Any]] = []
+            reader = asyncio.ensure_future(read_events(response, messages))
+            await until(messages, 1)
+            http_app.begin_shutdown()
+            await asyncio.wait_for(reader, 5)
+    assert [m.get("method") for m in messages] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/cancelled",
+        None,
+    ]
+    cancelled = messages[1]["params"]
+    assert cancelled["requestId"] == 11 and cancelled["_meta"] == {SUB: 11}
+    assert isinstance(cancelled["reason"], str) and cancelled["reason"]
+    for message in messages[:-1]:
+        wire.notification(message)
+    wire.response("subscriptions/listen", messages[-1])

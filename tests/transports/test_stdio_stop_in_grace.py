@@ -83,7 +83,8 @@ async def test_a_stop_in_stdins_grace_period_is_not_held_by_a_handler_that_goes_
             }
             os.close(in_w)
             in_w = -1
-            ended = orjson.loads(await asyncio.wait_for(reader.readline(), 5))
+            told, ended = [orjson.loads(await asyncio.wait_for(reader.readline(), 5)) for _ in range(2)]
+            assert told["method"] == "notifications/cancelled" and told["params"]["requestId"] == "sub"
             assert ended["id"] == "sub", ended  # answered at stdin's end: the grace period has begun
             stop(server)
             async with asyncio.timeout(10):  # not the grace period's 60 s
