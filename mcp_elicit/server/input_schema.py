@@ -13,8 +13,9 @@ Rules:
 * The dialect is the one ``$schema`` names; without it, or for a dialect ``jsonschema``
   does not know (logged), 2020-12 (the MCP default).
 * ``format`` is an annotation, as JSON Schema 2020-12 says by default: not asserted.
-* References resolve inside the schema only; a remote ``$ref`` is never fetched, and a
-  call that needs one is answered with a tool error saying so (and logged).
+* References resolve inside the schema only (and to the dialects' meta-schemas, which
+  ship with ``jsonschema``); a remote ``$ref`` is never fetched, and a call that needs one
+  is answered with a tool error saying so (and logged).
 * A failed check is a tool result with ``isError`` listing what is wrong (at most
   ``MAX_FAULTS`` faults, each with its place), so the model can correct the call.
 """
@@ -67,7 +68,9 @@ def compile_input_schema(
         raise ValueError(
             f"tool {tool!r}: {field} is not a valid JSON Schema at {where}: {exc.message}"
         ) from None
-    validator = cls(dict(schema))
+    # The meta-schemas only: without a registry, jsonschema falls back on a resolver that
+    # fetches any other URL a $ref names (the spec forbids fetching by default).
+    validator = cls(dict(schema), registry=importlib.import_module("jsonschema_specifications").REGISTRY)
 
     def check(value: Any) -> str | None:
         value = dict(value) if isinstance(value, Mapping) else value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 from mcp_elicit import Server
 
 from support.memory import MemoryClient
+from support.raw_http import Seen, raw_server, response
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -163,6 +165,29 @@ async def test_a_remote_reference_is_never_fetched(
     # a call that does not reach the reference is checked as usual
     fine = await client.result("tools/call", {"name": "remote", "arguments": {}})
     assert fine["content"][0]["text"] == "ran"
+
+
+async def test_a_remote_reference_is_not_fetched_even_from_a_server_that_answers() -> None:
+    """A ``$ref`` naming a URL that serves a schema (here a real server on 127.0.0.1) is
+    not fetched: the check says it cannot be resolved, and the server sees no request
+    (the spec's MUST NOT for non-local references). Before: jsonschema's deprecated
+    resolver fetched it on every check, and the arguments were held to what it served."""
+
+    async def serve(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(response("200 OK", {"Content-Type": "application/json"}, b'{"type": "string"}'))
+        await writer.drain()
+
+    async with raw_server(serve) as raw:
+        url = f"http://127.0.0.1:{raw.port}/x.json"
+        app = Server("fetching")
+        app.tool(name="remote", input_schema={"type": "object", "properties": {"x": {"$ref": url}}})(
+            lambda x=None: "ran"
+        )
+        check = app._tools["remote"].check_arguments
+        assert check is not None
+        problem = await asyncio.wait_for(asyncio.to_thread(check, {"x": 1}), 10)
+    assert raw.seen == []
+    assert problem is not None and url in problem and "never fetched" in problem
 
 
 @pytest.mark.parametrize(
