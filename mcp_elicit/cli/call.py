@@ -479,10 +479,13 @@ def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any])
     )
     if nests_past(schema, MAX_CHECKED_DEPTH) or nests_past(result["structuredContent"], MAX_CHECKED_DEPTH):
         return too_deep  # the same verdict whatever the process's recursion limit
+    registry = importlib.import_module("jsonschema_specifications").REGISTRY  # else a $ref's URL is fetched
     try:
         error = jsonschema.exceptions.best_match(
-            validator(dict(schema)).iter_errors(result["structuredContent"])
+            validator(dict(schema), registry=registry).iter_errors(result["structuredContent"])
         )
+    except importlib.import_module("referencing.exceptions").Unresolvable as exc:
+        return f"the tool's outputSchema has a $ref that cannot be resolved ({output.said(str(exc))}: references are resolved inside the schema only, not fetched); the result was not checked"
     except jsonschema.SchemaError as exc:
         return f"the tool's outputSchema is not a valid JSON Schema ({output.said(exc.message)}); the result was not checked"
     except RecursionError:  # within MAX_CHECKED_DEPTH, on a stack already deep

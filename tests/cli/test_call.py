@@ -4,15 +4,18 @@ and 1 for an error result."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
 import pytest
 
 from cli.helpers import BOOKING, TOMORROW, answers_file, demo_stdio, fake, run
+from mcp_elicit.cli.call import output_mismatch
 
 from support.cli_call import CONFORMANCE_STDIO, REVISIONS
 from support.procs import HttpProcess
+from support.raw_http import Seen, raw_server, response
 
 BOOKED = re.compile(rf"Booked #\d+: Noma, Copenhagen, 2 people on {TOMORROW}, terrace\.")
 
@@ -247,3 +250,21 @@ def test_a_result_that_breaks_the_output_schema_is_a_warning(
 def test_a_result_that_fits_the_output_schema_has_no_warning(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--json", "--", *fake("good"))
     assert result.json()["output_mismatch"] == ""
+
+
+@pytest.mark.anyio
+async def test_an_output_schema_naming_a_remote_reference_is_not_fetched() -> None:
+    """A server's outputSchema whose ``$ref`` names a URL (here one a real server on
+    127.0.0.1 answers) is not fetched to check the result: the server would make the
+    client request any address it likes. Before: jsonschema's fallback resolver fetched it."""
+
+    async def serve(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(response("200 OK", {"Content-Type": "application/json"}, b'{"type": "string"}'))
+        await writer.drain()
+
+    async with raw_server(serve) as raw:
+        schema = {"type": "object", "properties": {"n": {"$ref": f"http://127.0.0.1:{raw.port}/n.json"}}}
+        result = {"content": [], "structuredContent": {"n": 1}}
+        said = await asyncio.wait_for(asyncio.to_thread(output_mismatch, schema, result), 10)
+    assert raw.seen == []
+    assert "not fetched" in said and f"127.0.0.1:{raw.port}/n.json" in said
