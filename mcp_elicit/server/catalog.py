@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
+from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.completion import Completer, check_reference, suggest
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, is_template
@@ -81,7 +82,7 @@ class Catalog:
         self._templates: list[ResourceDef] = []
         self._suggest: Completer | None = None
         #: What answers ``completion/complete``: checks the reference, then asks ``_suggest``.
-        self._completer: Completer | None = self._complete
+        self._completer: Callable[..., Any] | None = self._complete
         #: The kinds ``capabilities`` has declared: they stay declared.
         self._declared: set[str] = set()
 
@@ -261,7 +262,8 @@ class Catalog:
 
     def completion(self, misused: object = None, /) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``
-        (``@app.completion()``: it takes no arguments)."""
+        (``@app.completion()``: it takes no arguments); with a parameter named ``principal``,
+        ``fn`` also gets the caller (None when unauthenticated)."""
         if misused is not None:
             _text_option("completion", "argument", misused, "")
             raise TypeError(f"app.completion() takes no arguments, not {misused!r}")
@@ -278,7 +280,11 @@ class Catalog:
         self._changed("completions")
 
     def _complete(
-        self, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None,
+        principal: Principal | None = None,
     ) -> Any:
         """Suggestions for an argument of a prompt or template offered here (-32602 for
         anything else); none without a registered function."""
@@ -291,7 +297,7 @@ class Catalog:
                 **{t.uri: tuple(t.pattern.groupindex) if t.pattern else () for t in self._templates},
             },
         )
-        return [] if self._suggest is None else suggest(self._suggest, ref, argument, context)
+        return [] if self._suggest is None else suggest(self._suggest, ref, argument, context, principal)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as ``server/discover`` and ``initialize`` declare it."""

@@ -8,11 +8,14 @@ offers, and ``argument`` has the ``name`` of one of its arguments (variables) an
 ``(ref, argument, context)`` and may be async; its first 100 values are returned, as
 strings, and when it gave more, ``hasMore`` is true and ``total`` says how many. Without a
 function, the answer is an empty list. A plain function (``def``) runs in a worker thread
-(``suggest``), an async one on the event loop.
+(``suggest``), an async one on the event loop. A function with a parameter named
+``principal`` also gets the caller (a ``Principal``, None when unauthenticated), so that it
+suggests only what that caller may see.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -26,8 +29,11 @@ Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | 
 _MAX_VALUES = 100
 
 
-async def complete(completer: Completer | None, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``completion/complete`` result (before ``finish``)."""
+async def complete(
+    completer: Callable[..., Any] | None, params: Mapping[str, Any], principal: Any = None
+) -> dict[str, Any]:
+    """The ``completion/complete`` result (before ``finish``); ``completer`` is called
+    with the request's ``ref``, ``argument``, ``context`` and the caller, ``principal``."""
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
         raise InvalidParams(
@@ -63,7 +69,7 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
         )
     values: list[str] = []
     if completer is not None:
-        out = completer(ref, argument, context)
+        out = completer(ref, argument, context, principal)
         if hasattr(out, "__await__"):
             out = await out
         if out is not None and (isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Iterable)):
@@ -77,13 +83,27 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
 
 
 def suggest(
-    fn: Completer, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None
+    fn: Completer,
+    ref: Mapping[str, Any],
+    argument: Mapping[str, Any],
+    context: Mapping[str, Any] | None,
+    principal: Any = None,
 ) -> Any:
     """What the completion function ``fn`` gives, to await: an async function is called
-    here, on the event loop; a plain one runs in a worker thread, as it may block."""
+    here, on the event loop; a plain one runs in a worker thread, as it may block. ``fn``
+    gets ``principal`` (the caller) when it has a parameter of that name."""
+    extra = {"principal": principal} if takes_principal(fn) else {}
     if is_async(fn):  # an async def, a partial of one, or an object with an async __call__
-        return fn(ref, argument, context)
-    return run_sync("the completion function", fn, ref, argument, context)
+        return fn(ref, argument, context, **extra)
+    return run_sync("the completion function", fn, ref, argument, context, **extra)
+
+
+def takes_principal(fn: Callable[..., Any]) -> bool:
+    """Whether the completion function ``fn`` has a parameter named ``principal``."""
+    try:
+        return "principal" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: the three arguments only
+        return False
 
 
 def check_reference(

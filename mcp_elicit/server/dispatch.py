@@ -200,7 +200,7 @@ class Dispatch(Catalog):
             templates = [r.wire for r in self._templates]
             return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
         if method == "completion/complete":
-            return complete(self._completer, params)
+            return complete(self._completer, params, principal)
         if method == "subscriptions/listen":
             return self._listen(call, channel, principal)
         if method in TASK_METHODS:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Principal, Server
 
 from support.memory import MemoryClient
 from support.prompts_resources import build, session
@@ -234,3 +234,33 @@ async def test_a_completion_function_that_returns_no_list_fails_clearly(
     assert (
         f"the completion function returned {type(returned).__name__}; return a list of strings" in caplog.text
     )
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["def", "async def"])
+async def test_a_completion_function_can_suggest_only_what_the_caller_may_see(
+    wire: WireChecker, is_async: bool
+) -> None:
+    """A completion function that takes ``principal`` gets the caller (None when
+    unauthenticated), so the notes of a template guarded by ``readable=`` are suggested
+    only to who may read them (the spec's MUST on completion-based disclosure). Before:
+    the function could not know who asked, and one naming ``principal`` failed with -32603."""
+    owners = {"1": "ada", "2": "bob", "3": "ada"}
+    app = build()
+
+    def mine(ref: Any, argument: Any, context: Any, principal: Principal | None) -> list[str]:
+        who = principal.subject if principal else None
+        return [n for n, owner in owners.items() if owner == who and n.startswith(argument["value"])]
+
+    async def mine_async(ref: Any, argument: Any, context: Any, principal: Principal | None) -> list[str]:
+        return mine(ref, argument, context, principal)
+
+    app.completion()(mine_async if is_async else mine)
+    params = {
+        "ref": {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+        "argument": {"name": "note_id", "value": ""},
+    }
+    seen = {}
+    for who in ("ada", "bob", None):
+        client = MemoryClient(app, checker=wire, principal=Principal(who) if who else None)
+        seen[who] = (await client.result("completion/complete", params))["completion"]["values"]
+    assert seen == {"ada": ["1", "3"], "bob": ["2"], None: []}
