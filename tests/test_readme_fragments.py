@@ -258,6 +258,7 @@ def test_the_limits_and_waits_it_states_are_the_code_s() -> None:
     """Each bound or wait the README states as a number, beside the code's own value: a
     change to one of them must change the sentence too."""
     from mcp_elicit.cli import call, output, serve_http
+    from mcp_elicit.client import url_consent
     from mcp_elicit.core import subscriptions
     from mcp_elicit.core.dpop import check_proof
     from mcp_elicit.server import sessions
@@ -280,10 +281,11 @@ def test_the_limits_and_waits_it_states_are_the_code_s() -> None:
             (256, 8192),
         ),
         "A template serves URIs of up to 8,192 characters": (subscriptions.MAX_URI, 8192),
-        "a message at most 1000 characters and 40 lines, a title 200, a URL 2048": (
-            (server_text.SAID_MAX, server_text.SAID_LINES, server_text.TITLE_MAX, server_text.URL_MAX),
-            (1000, 40, 200, 2048),
+        "a message at most 1000 characters and 40 lines, a title 200": (
+            (server_text.SAID_MAX, server_text.SAID_LINES, server_text.TITLE_MAX),
+            (1000, 40, 200),
         ),
+        "so is a URL over 2048 characters": ((url_consent.URL_LONGEST, server_text.URL_MAX), (2048, 2048)),
         "the first 20 of them, then one line saying how many more came": (call.LOG_LINES, 20),
         "the first 1,000 notifications or 8 million characters of their JSON": (
             (output.HEARD_COUNT, output.HEARD_CHARS),

@@ -21,7 +21,9 @@ Rules:
   goes). Also user-info before the host (``userinfo``: ``https://bank.com@evil.example``
   goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
   may send needs it (servers must not put credentials in the URL), and its only other use
-  is to make one site read as another. Such a URL is still read in full (host, domain,
+  is to make one site read as another. And a URL longer than ``URL_LONGEST`` (2048)
+  characters (``too-long``): a person must see the whole URL before consenting, and no
+  screen shows that much whole. Such a URL is still read in full (host, domain,
   parts, the other warnings) so that the person is shown where it really goes. So is a
   backslash between the scheme and the path (``backslash``: ``https://evil.example\\@bank.com``),
   which browsers read as a slash and other URL parsers as part of the name, so that where
@@ -75,9 +77,21 @@ from mcp_elicit.client.url_hosts import (
     split_port,
 )
 
-__all__ = ["Part", "PartRole", "UrlVerdict", "UrlWarning", "judge_url", "server_on_this_computer"]
+__all__ = [
+    "URL_LONGEST",
+    "Part",
+    "PartRole",
+    "UrlVerdict",
+    "UrlWarning",
+    "judge_url",
+    "server_on_this_computer",
+]
 
 PartRole = Literal["scheme", "userinfo", "host", "domain", "port", "rest"]
+
+#: The longest URL a person can be asked to open (characters): each one is shown whole
+#: before consent, and past this no screen shows it so (a server refuses to send longer).
+URL_LONGEST: Final = 2048
 
 _SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ALLOWED_SCHEMES: Final = frozenset({"http", "https"})
@@ -149,6 +163,15 @@ def judge_url(url: str, *, server: str | None = None) -> UrlVerdict:
         return UrlVerdict(url=url, warnings=(exc.warning,), parts=(Part("rest", url),))
     if verdict.loopback and server is not None and server_on_this_computer(server):
         verdict = replace(verdict, warnings=tuple(w for w in verdict.warnings if w.code != "this-computer"))
+    if len(url) > URL_LONGEST:
+        too_long = UrlWarning(
+            "too-long",
+            f"The address is {len(url)} characters long, more than the {URL_LONGEST} that can be "
+            "shown in full, so what it carries cannot all be examined. Such an address is never "
+            "opened.",
+            refuses=True,
+        )
+        verdict = replace(verdict, warnings=(*verdict.warnings, too_long))
     return verdict
 
 

@@ -97,6 +97,24 @@ async def test_a_refused_url_in_a_round_is_declined_and_the_answerer_told(url: s
     assert answerer.refusals[0][1]  # the codes of what refuses it
 
 
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_url_too_long_to_be_shown_whole_is_declined(revision: str) -> None:
+    """A person must see the whole URL before consenting to open it; what the answerers
+    show of one is bounded (2048 characters, the host aside), so a longer one was shown cut
+    short and opened whole on consent. It is now refused as the others are; one of 2048
+    characters still reaches the answerer."""
+    answerer = Told()
+    longest = "https://example.com/?next=" + "a" * (2048 - 26)
+    scenario = "legacy-ask-url" if revision == "2025-11-25" else "ask-url"
+    for url, action in [(longest + "a", "decline"), (longest, "accept")]:
+        async with hostile([scenario, url], revision, answerer) as (client, _):
+            out = await asyncio.wait_for(client.call_tool("t"), 10)
+        told = json.loads(out["content"][0]["text"])
+        assert (told["result"] if revision == "2025-11-25" else told["k"]) == {"action": action}
+    assert answerer.urls == [longest]
+    assert answerer.refusals == [(longest + "a", ("too-long",))]
+
+
 async def test_a_round_shows_the_answerer_only_what_is_not_refused() -> None:
     """Every URL of a round is judged before any is shown: ``elicit_many`` gets the good
     ones, the refused one is declined and told."""
