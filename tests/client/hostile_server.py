@@ -100,6 +100,11 @@ def scenario(request: dict[str, Any]) -> None:
             result(request, {"resultType": "input_required", "inputRequests": asks, "requestState": "s"})
         else:
             result(request, {"resultType": "input_required", "requestState": f"s{count}"})
+    elif SCENARIO == "first-round":  # argv[2]: the first round's result (JSON); then the params got
+        if count == 0:
+            result(request, json.loads(sys.argv[2]))
+        else:
+            text(request, {k: v for k, v in params.items() if k != "_meta"})
     elif SCENARIO == "many-requests":
         result(
             request, {"resultType": "input_required", "inputRequests": {f"k{i}": FORM for i in range(500)}}

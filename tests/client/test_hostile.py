@@ -126,6 +126,49 @@ async def test_a_request_state_within_the_limit_is_echoed() -> None:
     assert out["content"][0]["text"] == "100000"
 
 
+FORM_WITHOUT_MODE = {
+    "method": "elicitation/create",
+    "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("first", "retried"),
+    [
+        pytest.param(  # an empty state is still a state: echoed, not dropped
+            {"resultType": "input_required", "requestState": ""}, {"requestState": ""}, id="empty-state"
+        ),
+        pytest.param(  # exactly the string: escapes, NUL, U+2028, astral, edge spaces
+            {"resultType": "input_required", "requestState": ' \u2028\u00e9\U0001d11e"\\\x00 '},
+            {"requestState": ' \u2028\u00e9\U0001d11e"\\\x00 '},
+            id="odd-state",
+        ),
+        pytest.param(  # keys as asked, an empty one too; a form without mode is a form
+            {
+                "resultType": "input_required",
+                "inputRequests": {"": FORM_WITHOUT_MODE, "ключ 1": FORM_WITHOUT_MODE},
+            },
+            {"inputResponses": {k: {"action": "accept", "content": {"name": "Ann"}} for k in ("", "ключ 1")}},
+            id="odd-keys",
+        ),
+    ],
+)
+async def test_a_retry_echoes_the_state_and_keys_exactly(
+    first: dict[str, Any], retried: dict[str, Any]
+) -> None:
+    """2026-07-28: the retry carries the ``requestState`` as the very string received
+    (whatever it holds, empty included) and answers under exactly the keys asked."""
+    async with hostile(["first-round", json.dumps(first)], "2026-07-28", Scripted.from_script(NAME * 2)) as (
+        client,
+        _,
+    ):
+        out = await client.call_tool("t")
+    assert json.loads(out["content"][0]["text"]) == {"name": "t", **retried}
+
+
 async def test_a_question_of_a_cancelled_request_is_withdrawn_over_stdio() -> None:
     """2025-11-25 over stdio: the server's question arrives outside the request's exchange.
     When the caller cancels the request (Ctrl-C), the server is told
