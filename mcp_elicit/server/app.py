@@ -347,6 +347,7 @@ class Server(Dispatch):
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), None, exc.http_status
         result = initialize_result(self.core.identity, handshake)
+        session.offered = frozenset(result["capabilities"])
         return jsonrpc.encode_result(message.id, result), session, 200
 
     async def respond_in_session(
@@ -411,9 +412,10 @@ class Server(Dispatch):
     @on_loop
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
         """Tell every client listening that the list of ``kind`` changed (done for you
-        when a tool, prompt or resource is registered or removed); how many were told."""
+        when a tool, prompt or resource is registered or removed); how many were told. A
+        2025-11-25 session is told only of the kinds its ``initialize`` result declared."""
         method = f"notifications/{kind}/list_changed"
-        sessions = self.sessions.live()
+        sessions = [s for s in self.sessions.live() if kind in s.offered]  # declared to it only
         for session in sessions:
             session.notify(method, None, self.telemetry)
         return len(sessions) + self.subscriptions.publish(method)

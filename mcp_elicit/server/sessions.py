@@ -90,6 +90,9 @@ class Session:
         self.version = handshake.version
         self.capabilities = handshake.capabilities
         self.client_info = handshake.client_info
+        #: The kinds of server capability its ``initialize`` result declared (set there):
+        #: only their ``list_changed`` notifications are sent to it.
+        self.offered: frozenset[str] = frozenset()
         self.principal = principal
         self.started = now
         #: The transport's attributes for telemetry (``Telemetry.request``), set by it.

@@ -297,6 +297,7 @@ async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() ->
     three reconnects in the session's life, and from then on heard nothing the server sent
     outside a request (its questions there included)."""
     server = Server("ending-its-stream")
+    server.tool(name="first")(lambda: "first")  # tools declared: their changes are told
     inner = StreamableHTTP(server)
     gets: list[int] = []
     attached = asyncio.Event()
@@ -326,7 +327,7 @@ async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() ->
             await asyncio.sleep(0.5)  # the fifth connection is the stream's now
             server.tool(name="late", description="Added once the stream was ended four times")(lambda: "late")
             await asyncio.wait_for(heard.wait(), 10)
-            assert [t["name"] for t in await client.list_tools()] == ["late"]
+            assert [t["name"] for t in await client.list_tools()] == ["first", "late"]
 
 
 async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_stream() -> None:
@@ -335,6 +336,7 @@ async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_str
     listens in it, so a list change the server sends there reaches it: it stopped listening,
     deaf to the server until its next request."""
     server = Server("forgetful")
+    server.tool(name="first")(lambda: "first")  # tools declared: their changes are told
     inner = StreamableHTTP(server)
     forgotten: set[str] = set()
     renewed = asyncio.Event()
@@ -375,7 +377,7 @@ async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_str
             await asyncio.sleep(0.5)  # the new session's stream is open
             server.tool(name="late", description="Added once the session was renewed")(lambda: "late")
             await asyncio.wait_for(heard.wait(), 10)
-            assert [t["name"] for t in await client.list_tools()] == ["late"]
+            assert [t["name"] for t in await client.list_tools()] == ["first", "late"]
 
 
 big_answers = Server("big-answers")  # the default ask timeout: ten minutes
