@@ -268,8 +268,13 @@ class Prompter:
         self._declinable = declinable
         last = _parts(message)[-1] if _parts(message) else ""
         after = last[len(last.rstrip()) :]  # the space the cursor starts after
+        # prompt_toolkit keeps a prompt's settings for the next one where that one passes
+        # None: a review asked without a toolbar showed the keys of the field before it
+        session = self.session
+        session.bottom_toolbar = None
+        session.validator = None
         try:
-            return await self.session.prompt_async(
+            return await session.prompt_async(
                 lambda: _rows(message, _width(), shown).rstrip() + after,
                 default=default,
                 validator=_CheckValidator(check, shown) if check is not None else None,

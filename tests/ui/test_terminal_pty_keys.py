@@ -165,3 +165,24 @@ def test_the_question_and_the_review_on_a_terminal_20_columns_wide_break_no_word
     rows = [row.strip() for row in review.splitlines()]
     assert "1  Number of guests" in rows, review  # the answer on the line below
     assert "by-the-window" in rows, review
+
+
+def test_the_review_shows_no_keys_of_the_field_answered_before_it() -> None:
+    # The field's keys under its prompt ("Enter: next · Ctrl-N: decline") stayed under the
+    # review's prompt too, where Enter sends and Ctrl-N does nothing: a prompt asked with
+    # no toolbar kept the one before it.
+    with in_a_terminal(*asking("How many?", GUESTS), positions=True) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Number of guests >")
+        pty.expect("Ctrl-N: decline", timeout=5)
+        pty.send("3" + ENTER)
+        pty.expect("Enter: send · 1: change an answer · d: decline · Esc: cancel >")
+        pty.send("x")  # a refusal under the prompt, once the terminal said where its cursor is
+        pty.expect("type 1 to change the answer")
+        pty.send("\x7f" + ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3}}')
+        assert pty.wait() == 0
+        shown = pty.screen
+    under_review = shown[shown.index("Enter: send · 1") : shown.index("Sent.")]
+    assert "Enter: next" not in under_review and "Ctrl-N" not in under_review, under_review
