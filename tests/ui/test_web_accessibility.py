@@ -239,3 +239,23 @@ async def _named_once(frame: Locator) -> None:
     tree = await frame.aria_snapshot()
     assert tree.count("The server's message") == 1, tree
     assert 'group "The server\'s message"' in tree and "Table for four at eight?" in tree, tree
+
+
+async def test_the_finished_page_keeps_no_complaint_about_a_field_for_a_screen_reader(
+    new_page: NewPage,
+) -> None:
+    # The polite status line (read by screen readers, hidden from sight) kept the last
+    # complaint said about the focused field: on the "Sent" page a screen reader still
+    # found "Guests must be at most 20" before "Sent".
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.focus("#q0-f0-input")
+        await page.keyboard.type("30")
+        await expect(page.locator("#status")).to_have_text("Guests must be at most 20")
+        await page.keyboard.press("Backspace")
+        await expect(page.locator("#q0-f0-error")).to_have_text("")
+        await page.click("#review")
+        await page.click("#send")
+        await expect(page.locator("#finished-title")).to_have_text("Sent")
+        await expect(page.locator("#status")).to_have_text("")
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]

@@ -35,6 +35,7 @@
   let showAll = false;
   let seq = 0;
   let timer = 0;
+  let sayTimer = 0; // what the status line says next, once emptied (say)
   let over = false;
   let busy = false;
   let dirty = false;
@@ -151,9 +152,8 @@
 
   function say(text) {
     status.textContent = "";
-    window.setTimeout(() => {
-      status.textContent = text;
-    }, 60);
+    window.clearTimeout(sayTimer);
+    sayTimer = window.setTimeout(() => (status.textContent = text), 60);
   }
 
   // A screen reader announces an alert when its text changes: the same text written
@@ -186,7 +186,8 @@
     field.classList.toggle("invalid", Boolean(message));
     if (message) control.setAttribute("aria-invalid", "true");
     else control.removeAttribute("aria-invalid");
-    if (message && message !== before && field.contains(document.activeElement)) say(message);
+    // what is said of the field being typed in, and unsaid once it is right
+    if (message !== before && field.contains(document.activeElement)) say(message);
   }
 
   // Messages for touched fields (all of them after a review was asked for). Returns the
@@ -322,6 +323,7 @@
     form.hidden = true;
     reviewStep.hidden = true;
     alarm("");
+    say(""); // no complaint left for a screen reader to find on the finished page
     $("finished-title").textContent = title;
     $("finished-text").textContent = text;
     $("finished").hidden = false;
@@ -439,9 +441,7 @@
     let up = 0; // when the stream came up
     let leaving = false;
     let waiting = 0; // the timer that asks again: one at a time
-    window.addEventListener("pagehide", () => {
-      leaving = true;
-    });
+    window.addEventListener("pagehide", () => (leaving = true));
     const later = (ms, then) => {
       window.clearTimeout(waiting);
       waiting = window.setTimeout(() => {
