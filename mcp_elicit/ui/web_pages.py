@@ -129,6 +129,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     version = f' <span class="version">{escaped(server.version)}</span>' if server.version else ""
     where = f" · {escaped(server.where, form_text.URL_MAX, joiners=False)}" if server.where else ""
     several = len(requests) > 1
+    decline = "Decline all" if several else "Decline"  # the form's button and the review's alike
     sections = "\n".join(_question(i, r, several) for i, r in enumerate(requests))
     needs_review = any(r.mode == "form" for r in requests) or several
     review_button = (
@@ -179,7 +180,7 @@ address to answer in the browser next time.</p></noscript>
 <p class="legend-note" data-js hidden>{note}</p>
 <div class="actions" id="form-actions" data-js hidden>
 {review_button}
-<button type="button" class="decline" id="decline">{"Decline all" if several else "Decline"}</button>
+<button type="button" class="decline" id="decline">{decline}</button>
 <button type="button" class="cancel" id="cancel">Cancel</button>
 </div>
 </form>
@@ -189,7 +190,7 @@ address to answer in the browser next time.</p></noscript>
 <div class="actions">
 <button type="button" class="primary" id="send">Send</button>
 <button type="button" id="change">Change answers</button>
-<button type="button" class="decline" id="decline-review">Decline</button>
+<button type="button" class="decline" id="decline-review">{decline}</button>
 <button type="button" class="cancel" id="cancel-review">Cancel</button>
 </div>
 </section>

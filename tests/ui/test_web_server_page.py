@@ -98,6 +98,16 @@ def test_the_page_speaks_of_required_marks_only_when_it_shows_one() -> None:
     assert html.count('class="req"') == 2 and "are required" in html  # the note's own star, and B's
 
 
+def test_the_reviews_decline_says_all_when_the_page_asks_several_questions() -> None:
+    # The form's button said "Decline all" and the review's, for the same action, "Decline":
+    # with one question already declined there, it read as declining what was left.
+    several = page([form_request(SMALL), form_request(SMALL)], csrf="c")
+    assert '<button type="button" class="decline" id="decline">Decline all</button>' in several
+    assert '<button type="button" class="decline" id="decline-review">Decline all</button>' in several
+    one = page([form_request(SMALL)], csrf="c")
+    assert '<button type="button" class="decline" id="decline-review">Decline</button>' in one
+
+
 def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
     html = page(
         [form_request(), form_request(LEGACY, key="legacy"), form_request(DEFAULTS, key="defaults")], csrf="c"
