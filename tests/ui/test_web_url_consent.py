@@ -60,6 +60,24 @@ async def test_several_questions_of_a_round_on_one_page(new_page: NewPage) -> No
     assert answers == [ElicitAnswer.accept(guests=2), ElicitAnswer.decline(), ElicitAnswer.accept()]
 
 
+async def test_the_done_button_hands_the_focus_on_as_it_goes(new_page: NewPage) -> None:
+    # "I'm done" on a page of several questions hides itself: the focus fell to the page's
+    # body, and a keyboard or screen reader user was left nowhere, back at the top.
+    requests = [form_request(SMALL, message="How many?", key="size"), url_request("https://example.com/")]
+    async with open_round(requests) as opened:
+        page = await show(new_page, opened)
+        async with page.expect_popup():
+            await page.click("#q1-open")
+        await page.focus("#q1-done")
+        await page.keyboard.press("Enter")
+        await expect(page.locator("#q1-state")).to_have_text("Done.")
+        await expect(page.locator("#q1-open")).to_be_focused()
+        await page.fill("#q0-f0-input", "2")
+        await page.click("#review")
+        await page.click("#send")
+        assert await opened.answers() == [ElicitAnswer.accept(guests=2), ElicitAnswer.accept()]
+
+
 WARNED = {
     "https://p\u0430ypal.com/login": {"idn", "mixed-script"},
     "https://xn--pypal-4ve.com/login": {"punycode", "mixed-script"},

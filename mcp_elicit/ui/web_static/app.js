@@ -415,10 +415,8 @@
     done.addEventListener("click", () => {
       state[i].url = "done";
       $(`${q.id}-error`).textContent = "";
-      if (questions.length === 1) {
-        send();
-        return;
-      }
+      if (questions.length === 1) return send(); // the only question: nothing else to review
+      open.focus(); // the button going away would drop the focus to the page's top
       done.hidden = true;
       $(`${q.id}-state`).textContent = "Done.";
       say(`Question ${i + 1}: done.`);
