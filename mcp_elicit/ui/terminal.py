@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
+__all__ = ["Opener", "TerminalAnswerer", "interrupts_noted", "require_cli_extra", "system_browser"]
 
 
 #: What each prompt says; ``{cancel}`` is the prompter's key for it (Esc, or a word typed
@@ -150,7 +150,7 @@ class TerminalAnswerer:
         cancels at any prompt included."""
         from mcp_elicit.ui.prompts import Cancelled, Declined
 
-        with _interrupts_noted() as interrupts:
+        with interrupts_noted() as interrupts:
             try:
                 return await asking
             except Cancelled:
@@ -399,7 +399,7 @@ def _note(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def _interrupts_noted() -> Iterator[list[int]]:
+def interrupts_noted() -> Iterator[list[int]]:
     """A list that gets an item for each SIGINT while the block runs (the handler SIGINT
     had then runs as before): a question cancelled by one was stopped by the person, not
     withdrawn by the server. Only the main thread sees signals; elsewhere, or when SIGINT

@@ -67,8 +67,8 @@ import json
 import logging
 import re
 import sys
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final, Literal
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -81,21 +81,18 @@ from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
-from mcp_elicit.ui.terminal import system_browser
+from mcp_elicit.ui.terminal import interrupts_noted, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_fields import in_title
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
-from mcp_elicit.ui.web_serve import serve_local
+from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = ["WebAnswerer"]
 
 log = logging.getLogger("mcp_elicit.ui.web")
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 _HEADERS: Final = {
     "Cache-Control": "no-store",
@@ -128,8 +125,6 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _MAX_DEPTH: Final = 64
 _BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
-#: Seconds a cancelled stream may take to end its response.
-_CUT_SECONDS: Final = 1.0
 #: The name a page gives itself, per load, on its event streams and posts (``Round.heard``).
 _PAGE_NAME: Final = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
@@ -339,7 +334,7 @@ class _App:
         headers = [(k.lower().encode(), v.encode()) for k, v in _HEADERS.items()]
         headers.append((b"content-type", b"text/event-stream"))
         self.round.stream_opened(page)
-        gone = asyncio.ensure_future(_disconnected(receive))
+        gone = asyncio.ensure_future(disconnected(receive))
         ended = asyncio.ensure_future(self.round.ended.wait())
         try:
             await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -360,7 +355,7 @@ class _App:
         except OSError:  # the browser went away while we wrote
             return
         except asyncio.CancelledError:  # the event loop ends (or the server is cut short)
-            await _cut_short(send)
+            await cut_short(send)
         finally:
             gone.cancel()
             ended.cancel()
@@ -389,23 +384,6 @@ async def _read_capped(request: Request) -> bytes | None:
                 return None
             parts.append(chunk)
     return b"".join(parts)
-
-
-async def _cut_short(send: Send) -> None:
-    """A cancelled stream's response ends (within ``_CUT_SECONDS``) and its task is cancelled
-    again, to end cancelled once the app returned: uvicorn reports a cancellation raised
-    out of the app as a crash ("Exception in ASGI application")."""
-    with contextlib.suppress(Exception):  # a response not started, or a write that failed
-        async with asyncio.timeout(_CUT_SECONDS):  # a browser not reading: do not hold the end
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-    task = asyncio.current_task()
-    if task is not None:
-        task.cancel()
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _stderr(text: str) -> None:
@@ -447,9 +425,17 @@ class WebAnswerer:
         return await self.elicit(request)
 
     async def elicit_many(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
-        """Every question on one page; one answer per question, in order."""
-        if not requests:
-            return []
+        """Every question on one page; one answer per question, in order. Stopped while the
+        page waits, it says so, as the terminal does: the person's Ctrl-C, or the server."""
+        with interrupts_noted() as interrupts:
+            try:
+                return await self._on_a_page(requests) if requests else []
+            except asyncio.CancelledError:
+                stopped = "interrupted" if interrupts else "the question was withdrawn"
+                self.announce(f"mcp-elicit: {stopped}; nothing was sent.")
+                raise
+
+    async def _on_a_page(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
         round_ = Round(requests, grace=self.grace, lifetime=self.timeout)
         running = await serve_local(lambda port: _App(round_, port))
         watch: asyncio.Future[None] | None = None

@@ -7,19 +7,29 @@ Rules:
   known before the app is made, so the app can check ``Host`` against it.
 * uvicorn runs in the caller's event loop, quietly (``transports.local``), and ``stop``
   always ends it and closes its socket.
+* A stream the app cancels ends its response within ``_CUT_SECONDS`` (``cut_short``), and
+  ends cancelled only once the app returned.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib.util
 import socket
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final
 
 from mcp_elicit.errors import UsageError
 from mcp_elicit.transports.local import LocalServer, serve_quietly
 
-__all__ = ["serve_local"]
+__all__ = ["Receive", "Scope", "Send", "cut_short", "disconnected", "serve_local"]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+#: Seconds a cancelled stream may take to end its response.
+_CUT_SECONDS: Final = 1.0
 
 
 async def serve_local(make_app: Callable[[int], Any]) -> LocalServer:
@@ -36,3 +46,21 @@ async def serve_local(make_app: Callable[[int], Any]) -> LocalServer:
     return await serve_quietly(
         sock, app, grace=2, failed=lambda: UsageError("the answer page's server stopped before it started")
     )
+
+
+async def cut_short(send: Send) -> None:
+    """A cancelled stream's response ends (within ``_CUT_SECONDS``) and its task is cancelled
+    again, to end cancelled once the app returned: uvicorn reports a cancellation raised
+    out of the app as a crash ("Exception in ASGI application")."""
+    with contextlib.suppress(Exception):  # a response not started, or a write that failed
+        async with asyncio.timeout(_CUT_SECONDS):  # a browser not reading: do not hold the end
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    task = asyncio.current_task()
+    if task is not None:
+        task.cancel()
+
+
+async def disconnected(receive: Receive) -> None:
+    """Returns once the client has gone (``http.disconnect``)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass

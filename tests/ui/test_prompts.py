@@ -18,7 +18,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from mcp_elicit.ui.prompts import Cancelled, Declined, Prompter
-from mcp_elicit.ui.terminal import _interrupts_noted
+from mcp_elicit.ui.terminal import interrupts_noted
 
 pytestmark = pytest.mark.anyio
 
@@ -95,9 +95,9 @@ async def test_an_interrupt_is_noted_while_asking_and_handled_as_before() -> Non
 
     previous = signal.signal(signal.SIGINT, before)
     try:
-        with _interrupts_noted() as outer, _interrupts_noted() as inner:
+        with interrupts_noted() as outer, interrupts_noted() as inner:
             signal.raise_signal(signal.SIGINT)
-        with _interrupts_noted() as later:
+        with interrupts_noted() as later:
             pass
         assert signal.getsignal(signal.SIGINT) is before
     finally:
@@ -117,7 +117,7 @@ def test_a_question_asked_in_another_thread_leaves_the_main_threads_noting_alone
 
     def other_thread() -> None:
         try:
-            with _interrupts_noted() as seen:
+            with interrupts_noted() as seen:
                 entered.set()
                 main_done.wait()
             outcome.append(seen)
@@ -129,7 +129,7 @@ def test_a_question_asked_in_another_thread_leaves_the_main_threads_noting_alone
     previous = signal.signal(signal.SIGINT, before)
     worker = threading.Thread(target=other_thread)
     try:
-        with _interrupts_noted() as here:
+        with interrupts_noted() as here:
             worker.start()
             entered.wait()
             signal.raise_signal(signal.SIGINT)

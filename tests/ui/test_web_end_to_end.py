@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import stat
 import sys
 import time
@@ -25,6 +26,8 @@ from support.procs import ROOT
 from support.web_page import OSLO, expect, review_and_send
 
 pytestmark = [pytest.mark.anyio]
+
+FORM_SERVER = Path(__file__).resolve().parent / "form_server.py"
 
 
 async def test_the_library_with_a_real_server_in_memory(new_page: NewPage) -> None:
@@ -179,3 +182,37 @@ async def _link(links: Path, count: int, process: asyncio.subprocess.Process) ->
 
 def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_ctrl_c_while_a_page_waits_says_nothing_was_sent(tmp_path: Path, revision: str) -> None:
+    # Ctrl-C in the terminal while the browser's page waited ended the call (130) with
+    # nothing said, where the terminal answerer says "Interrupted; nothing was sent.".
+    links = tmp_path / "links"
+    browser_script = tmp_path / "browser"
+    browser_script.write_text(f'#!/bin/sh\necho "$1" >> {links}\n')
+    browser_script.chmod(browser_script.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "BROWSER": str(browser_script)}
+    env.pop("DISPLAY", None)
+    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
+    command = [
+        sys.executable, "-m", "mcp_elicit", "call", "form", "message=How many?", f"schema={schema}",
+        "--ui", "web", "--protocol", revision, "--", sys.executable, "-m", "mcp_elicit", "serve", str(FORM_SERVER),
+    ]  # fmt: skip
+    err = tmp_path / "err"
+    with err.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=stderr
+        )
+        try:
+            await _link(links, 1, process)
+            process.send_signal(signal.SIGINT)
+            code = await asyncio.wait_for(process.wait(), 20)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    said = err.read_text()
+    assert code == 130, said
+    assert "mcp-elicit: interrupted; nothing was sent." in said, said
+    assert "Traceback" not in said
