@@ -128,7 +128,11 @@ async def test_open_goes_to_a_new_top_level_tab_then_done_accepts(new_page: NewP
         await expect(page.locator("#q0-state")).to_contain_text("Opened in a new tab")
         await page.bring_to_front()
         await page.click("#q0-done")
-        await expect(page.locator("#finished-title")).to_have_text("Sent")
+        # not "Sent: your answers went to ...": this page asked nothing to answer
+        await expect(page.locator("#finished-title")).to_have_text("Done")
+        await expect(page.locator("#finished-text")).to_have_text(
+            "Table bookings was told that you are done. You can close this tab."
+        )
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 

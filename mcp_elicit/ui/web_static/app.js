@@ -42,7 +42,9 @@
   let events = null;
 
   const ENDINGS = {
-    answered: ["Sent", `Your answers went to ${server}. You can close this tab.`],
+    answered: state.every((s) => s.url !== null) // web pages only: nothing typed was sent
+      ? ["Done", `${server} was told that you are done. You can close this tab.`]
+      : ["Sent", `Your answers went to ${server}. You can close this tab.`],
     decline: ["Declined", `${server} was told that you declined. You can close this tab.`],
     cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
     cancelled: ["Cancelled", "Nothing was sent. You can close this tab."],
