@@ -65,6 +65,11 @@ class Subscription:
     def deliver(self, message: Notification) -> bool:
         """Take a notification if it belongs to this subscription (by its id)."""
         params = dict(message.params or {})
+        if message.method == _CANCELLED and _same_id(params.get("requestId"), self.id):
+            # The server tears it down (its answer may follow). The request id names the
+            # subscription whether or not _meta repeats it (the spec's example does not).
+            self._end(by_server=True)
+            return True
         meta = params.get("_meta")
         if not isinstance(meta, Mapping) or meta.get(SUBSCRIPTION_ID) != self.id:
             return False
@@ -73,8 +78,6 @@ class Subscription:
             self.agreed = dict(agreed) if isinstance(agreed, Mapping) else {}
             self._acked = True
             self._acknowledged.set()
-        elif message.method == _CANCELLED and params.get("requestId") == self.id:
-            self._end(by_server=True)  # the server tears it down; its answer may follow
         else:
             self._queue.put_nowait((message.method, params))
         return True
@@ -88,6 +91,12 @@ class Subscription:
         self._error = error
         self._acknowledged.set()  # an opening that ends first stops waiting
         self._queue.put_nowait(_END)
+
+
+def _same_id(named: Any, rid: RequestId) -> bool:
+    """Whether ``named`` is the request id ``rid``: of the same JSON type too (1 is not "1";
+    True, a bool, is no id)."""
+    return type(named) is type(rid) and named == rid
 
 
 @contextlib.asynccontextmanager

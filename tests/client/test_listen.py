@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
 
+from client.fakes import FakeExchange, FakeTransport, discover
 from client.recorder import Recorder
 from mcp_elicit import Context, Form, Server
 from mcp_elicit.client import Client, ElicitAnswer, Subscription
@@ -134,3 +135,48 @@ async def test_a_2025_11_25_server_has_no_listen() -> None:
     async with connect_memory(build(), versions=["2025-11-25"]) as client:
         with pytest.raises(MethodNotFound, match="exists from 2026-07-28 on"):
             client.listen(tools=True)
+
+
+@pytest.mark.parametrize("stamped", [True, False], ids=["stamped", "unstamped"])
+async def test_a_stdio_subscription_ends_at_the_servers_notice_alone(stamped: bool) -> None:
+    """Over stdio a server tears a subscription down with ``notifications/cancelled`` naming
+    the listen request (the Cancellation pattern's MUST); the answer after it is only a
+    SHOULD. The request id names the subscription, with or without the subscription id in
+    ``_meta`` (the spec's own example has none): the iteration ends at the notice, as ended
+    by the server, and leaving sends no cancel of its own. Before: an unstamped notice
+    went to no subscription, and with no answer after it the iteration waited for ever."""
+    exchanges: list[FakeExchange] = []
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        return [discover(message)] if message["method"] == "server/discover" else []
+
+    class Stdio(FakeTransport):
+        async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> FakeExchange:
+            exchange = await super().exchange(message, headers)
+            if message["method"] == "subscriptions/listen":
+                exchange.hang = True  # stdio: the answer would come on the shared channel
+                exchanges.append(exchange)
+                rid = message["id"]
+                meta = {"_meta": {"io.modelcontextprotocol/subscriptionId": rid}}
+                ack = {"notifications": {"toolsListChanged": True}, **meta}
+                notice = {"requestId": rid, "reason": "stopping", **(meta if stamped else {})}
+                for method, params in (
+                    ("notifications/subscriptions/acknowledged", ack),
+                    ("notifications/cancelled", notice),
+                ):
+                    asyncio.get_running_loop().call_soon(
+                        asyncio.ensure_future,
+                        self.push({"jsonrpc": "2.0", "method": method, "params": params}),
+                    )
+            return exchange
+
+    transport = Stdio(serve, http=False)
+    async with Client(transport, versions=["2026-07-28"]) as client:
+        async with client.listen(tools=True) as changes:
+            heard = await asyncio.wait_for(_rest(changes), 5)
+            assert heard == [] and changes.ended_by_server
+    assert [m for m, _ in transport.sent if m.get("method") == "notifications/cancelled"] == []
+
+
+async def _rest(changes: Subscription) -> list[tuple[str, dict[str, Any]]]:
+    return [change async for change in changes]
