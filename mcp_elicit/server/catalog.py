@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.completion import Completer, check_reference, suggest
+from mcp_elicit.server.completion import Completer, check_reference, suggest, takes_principal
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, is_template
 from mcp_elicit.server.threads import on_loop
@@ -269,6 +269,7 @@ class Catalog:
             raise TypeError(f"app.completion() takes no arguments, not {misused!r}")
 
         def register(fn: F) -> F:
+            takes_principal(fn)  # a principal it could not be given: TypeError now, not at each call
             self._set_completer(fn)
             return fn
 

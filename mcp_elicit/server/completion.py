@@ -99,11 +99,29 @@ def suggest(
 
 
 def takes_principal(fn: Callable[..., Any]) -> bool:
-    """Whether the completion function ``fn`` has a parameter named ``principal``."""
+    """Whether the completion function ``fn`` has a parameter named ``principal`` (given by
+    keyword). TypeError for one that cannot take it so: filled by the three arguments'
+    positions, positional-only, or ``*principal`` (each call would fail)."""
     try:
-        return "principal" in inspect.signature(fn).parameters
+        parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # a builtin without a signature: the three arguments only
         return False
+    named = parameters.get("principal")
+    if named is None:
+        return False
+    positional = [p for p in parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if named.kind is named.POSITIONAL_ONLY:
+        fault = "is positional-only; make it a keyword parameter"
+    elif named in positional[:3]:
+        fault = "is in the place of ref, argument or context (given by position); put it after them"
+    elif named.kind in (named.VAR_POSITIONAL, named.VAR_KEYWORD):
+        fault = f"is {'*' if named.kind is named.VAR_POSITIONAL else '**'}principal; name it principal"
+    else:
+        return True
+    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    raise TypeError(
+        f"completion function {name}: its parameter principal (the caller, given as principal=) {fault}"
+    )
 
 
 def check_reference(

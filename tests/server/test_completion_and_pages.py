@@ -264,3 +264,60 @@ async def test_a_completion_function_can_suggest_only_what_the_caller_may_see(
         client = MemoryClient(app, checker=wire, principal=Principal(who) if who else None)
         seen[who] = (await client.result("completion/complete", params))["completion"]["values"]
     assert seen == {"ada": ["1", "3"], "bob": ["2"], None: []}
+
+
+def _in_a_context_place(ref: Any, argument: Any, principal: Any) -> list[str]:
+    return []
+
+
+def _positional_only(ref: Any, argument: Any, context: Any, principal: Any, /) -> list[str]:
+    return []
+
+
+def _star(ref: Any, argument: Any, context: Any, *principal: Any) -> list[str]:
+    return []
+
+
+@pytest.mark.parametrize(
+    ("fn", "fault"),
+    [
+        pytest.param(_in_a_context_place, "in the place of ref, argument or context", id="third parameter"),
+        pytest.param(_positional_only, "positional-only", id="positional-only"),
+        pytest.param(_star, "*principal", id="star"),
+    ],
+)
+def test_a_principal_parameter_the_caller_cannot_be_given_to_is_refused_at_registration(
+    fn: Callable[..., Any], fault: str
+) -> None:
+    """The caller is given as ``principal=``: a parameter of that name the three arguments
+    fill by position, or that takes no keyword, would fail at every completion (-32603)
+    with the reason in the server's log only. Registering it says what is wrong instead."""
+    app = Server("misnamed")
+    with pytest.raises(TypeError, match=re.escape(fault)):
+        app.completion()(fn)
+
+
+async def test_a_completion_function_taking_keywords_only_by_name_gets_principal(wire: WireChecker) -> None:
+    """``principal`` after ``*`` (keyword-only) is given the caller too; a function taking
+    only ``**kwargs`` is not (it names no ``principal``), and gets the three arguments."""
+    got: list[Any] = []
+    app = build()
+
+    def keyword_only(ref: Any, argument: Any, context: Any, *, principal: Principal | None) -> list[str]:
+        got.append(principal)
+        return []
+
+    def open_ended(ref: Any, argument: Any, context: Any, **extra: Any) -> list[str]:
+        got.append(extra)
+        return []
+
+    params = {
+        "ref": {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+        "argument": {"name": "note_id", "value": ""},
+    }
+    for fn in (keyword_only, open_ended):
+        app.completion()(fn)
+        await MemoryClient(app, checker=wire, principal=Principal("ada")).result(
+            "completion/complete", params
+        )
+    assert got == [Principal("ada"), {}]
