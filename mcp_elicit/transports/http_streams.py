@@ -26,7 +26,9 @@ Rules:
   answered with a gap. A stream is written to one connection at a time: a
   resume while another connection still has it (the POST's, or an earlier resume's,
   that the client gave up on but the server did not see close) ends that one, as a
-  complete response.
+  complete response. A stream whose request the client cancelled is forgotten as it ends:
+  no answer is due, and a client that resumes any stream ended without one (the
+  TypeScript SDK's) would otherwise come back for ever; its resume is refused (400).
 * Only the session that owns a stream can resume it, and it gets only that stream's
   events. A finished stream is forgotten ``resume_within`` seconds after its answer, or
   sooner once ``KEEP_FINISHED_STREAMS`` (100) of the session's streams finished after it
@@ -138,6 +140,7 @@ class ResumableExchange(Exchange):
         "_timer",
         "_waited",
         "attached",
+        "cancelled",
         "finished",
         "resume_within",
         "session",
@@ -157,6 +160,7 @@ class ResumableExchange(Exchange):
         self.task = asyncio.current_task()
         self.attached = True  # a connection is there to write to
         self.finished = False  # the final answer has been written, or kept for a resume
+        self.cancelled = False  # it finished with no answer: the client cancelled it
         self._link = 0  # which connection writes go to: 0 the POST, then each resume
         self._events: deque[tuple[int, bytes]] = deque(maxlen=KEEP_EVENTS)
         self._seq = 0
@@ -215,6 +219,7 @@ class ResumableExchange(Exchange):
         if self.closed:
             return
         self.closed = True
+        self.cancelled = payload is None
         written = False  # the answer went to a connection
         async with self._guard():
             try:
@@ -240,10 +245,13 @@ class ResumableExchange(Exchange):
         self._done.set()
         if written:  # else the client comes back for all it missed, the answer with them
             self._trim()
-        self._set_timer(self.forget if self.streaming else None)
+        self._set_timer(self.forget if self.streaming and not self.cancelled else None)
         if self.streaming:  # kept for a resume: its events, not the request
             self.task = None
             self.send = _answered
+            if self.cancelled:  # no answer to come back for: a resume is refused at once
+                self.forget()
+                return
             # a client that lost its connection comes back for the answer: other requests
             # answered meanwhile must not push it out
             kept = self.session.finished_streams if written else self.session.unanswered_streams
