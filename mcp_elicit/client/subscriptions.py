@@ -45,7 +45,8 @@ class Subscription:
         self.id = rid
         #: What the server agreed to send (the acknowledgement's ``notifications``).
         self.agreed: dict[str, Any] = {}
-        #: True once the server answered the request (a graceful end, not a dropped stream).
+        #: True once the server ended it (its answer, or ``notifications/cancelled`` naming the
+        #: request): a graceful end, not a dropped stream.
         self.ended_by_server = False
         self._acknowledged = asyncio.Event()
         self._acked = False
