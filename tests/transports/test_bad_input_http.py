@@ -230,7 +230,7 @@ async def test_a_huge_declared_length_is_refused_before_reading(
         pytest.param("9" * 5000, 400, id="unsupported and long"),
         pytest.param("2026-07-28\xa0", 400, id="a no-break space is not HTTP white space"),
         pytest.param("2026-07-28", 202, id="supported"),
-        pytest.param("2025-03-26", 202, id="supported, older"),
+        pytest.param("2025-03-26", 400, id="supported, older: its session is lost"),
         pytest.param(None, 202, id="none"),
     ],
 )
@@ -238,14 +238,18 @@ async def test_a_notification_outside_a_session_checks_the_version_header(
     mcp: McpHttp, version: str | None, status: int
 ) -> None:
     """An unsupported MCP-Protocol-Version is 400 on every POST, a notification's too (it
-    was 202, as if taken, though nothing the server speaks could read it)."""
+    was 202, as if taken, though nothing the server speaks could read it). A handshake
+    revision's notification outside a session is 400 too: initialize first
+    (test_http_session_versions.py)."""
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
     headers: dict[str, str | bytes] = {**JSON_HEADERS}
     if version is not None:
         headers["MCP-Protocol-Version"] = version.encode("latin-1")
     reply = await mcp.post(orjson.dumps(note), headers)  # type: ignore[arg-type]
     assert reply.status == status, reply.body
-    if status == 400:
+    if version == "2025-03-26":
+        assert reply.error["code"] == -32600 and "no session" in reply.error["message"], reply.body
+    elif status == 400:
         assert reply.error["code"] == -32022 and "id" not in reply.message
         assert reply.error["data"]["requested"] == (version if len(version) <= 60 else version[:60] + "...")
         assert len(reply.body) < 600
