@@ -265,6 +265,7 @@ async def test_a_restart_between_the_save_and_the_retry(
     done = {"use_key": 0}
     async with contextlib.AsyncExitStack() as stack, browser() as web:
         first = build(None, default_keys=True, done=done)
+        stack.push_async_callback(first.stop)  # closes the default store it opened (no lifespan here)
         running = await stack.enter_async_context(uvicorn_server(StreamableHTTP(first)))
         async with breaking(running.port, []) as proxy:
             first.url_mode.configure(public_url=proxy.url(""))
@@ -280,6 +281,7 @@ async def test_a_restart_between_the_save_and_the_retry(
             async def restart() -> None:
                 await stack.aclose()
                 again = build(None, default_keys=True, done=done)
+                stack.push_async_callback(again.stop)
                 again.url_mode.configure(public_url=proxy.url(""))
                 proxy.upstream = (await stack.enter_async_context(uvicorn_server(StreamableHTTP(again)))).port
 
