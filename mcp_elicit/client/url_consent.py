@@ -22,8 +22,10 @@ Rules:
   goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
   may send needs it (servers must not put credentials in the URL), and its only other use
   is to make one site read as another. And a URL longer than ``URL_LONGEST`` (2048)
-  characters (``too-long``): a person must see the whole URL before consenting, and no
-  screen shows that much whole. Such a URL is still read in full (host, domain,
+  characters (``too-long``): a person must see the whole URL before consenting, and a
+  server's URL past that is refused rather than shown at such length (a sign-in's URL, the
+  client's own with the scopes asked in it, is judged with ``longest=None``, and shown
+  whole however long). Such a URL is still read in full (host, domain,
   parts, the other warnings) so that the person is shown where it really goes. So is a
   backslash between the scheme and the path (``backslash``: ``https://evil.example\\@bank.com``),
   which browsers read as a slash and other URL parsers as part of the name, so that where
@@ -152,21 +154,23 @@ class UrlVerdict:
         }
 
 
-def judge_url(url: str, *, server: str | None = None) -> UrlVerdict:
+def judge_url(url: str, *, server: str | None = None, longest: int | None = URL_LONGEST) -> UrlVerdict:
     """Read ``url`` as a browser would; see the module docstring for what is refused and
     what is warned about. ``server``: where the MCP server that sent it was reached (its
     URL, or the command that runs it); a server on this computer sending the person to a
-    page on this computer is what a local server does, so ``this-computer`` is left out."""
+    page on this computer is what a local server does, so ``this-computer`` is left out.
+    ``longest``: the longest URL not refused as ``too-long`` (None: any length, for a URL
+    the client built itself, a sign-in's, which is then shown whole however long)."""
     try:
         verdict = _judge(url)
     except Refused as exc:
         return UrlVerdict(url=url, warnings=(exc.warning,), parts=(Part("rest", url),))
     if verdict.loopback and server is not None and server_on_this_computer(server):
         verdict = replace(verdict, warnings=tuple(w for w in verdict.warnings if w.code != "this-computer"))
-    if len(url) > URL_LONGEST:
+    if longest is not None and len(url) > longest:
         too_long = UrlWarning(
             "too-long",
-            f"The address is {len(url)} characters long, more than the {URL_LONGEST} that can be "
+            f"The address is {len(url)} characters long, more than the {longest} that can be "
             "shown in full, so what it carries cannot all be examined. Such an address is never "
             "opened.",
             refuses=True,

@@ -342,8 +342,10 @@ _WHOLE: Final = frozenset({"host", "domain", "port"})
 def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
     """The parts of a URL as shown, made inert (``clean``), each with its role: the host
     and port whole, what is not (the scheme, a user-info, the path) within ``URL_MAX``
-    characters in all; and what ends one cut short ("… (N characters)", else "")."""
-    room = URL_MAX - sum(len(p.text) for p in verdict.parts if p.role in _WHOLE)
+    characters in all; and what ends one cut short ("… (N characters)", else ""). A URL
+    that may be opened is shown whole, however long (a sign-in's: ``judge_url``)."""
+    whole = sum(len(p.text) for p in verdict.parts if p.role in _WHOLE)
+    room = URL_MAX - whole if verdict.refused else len(verdict.url)
     shown: list[tuple[PartRole, str]] = []
     for part in verdict.parts:
         text = part.text

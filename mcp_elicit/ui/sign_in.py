@@ -57,7 +57,7 @@ class TerminalConsent:
         from mcp_elicit.ui.prompts import Cancelled
         from mcp_elicit.ui.render import sign_in_panel
 
-        verdict = judge_url(url)
+        verdict = judge_url(url, longest=None)  # its own: the scopes asked may make it long
         issuer_site = judge_url(issuer).site or None
         self.console.print(sign_in_panel(self.server, issuer, verdict, issuer_site))
         cancel = self.prompter.cancel_key

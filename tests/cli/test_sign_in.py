@@ -39,6 +39,7 @@ from mcp_elicit.cli.sign_in import (
     token_file,
 )
 from mcp_elicit.cli.targets import Target
+from mcp_elicit.server.auth import ResourceMetadata
 
 from support.mcp_authorization import McpAuthorization
 from support.oauth_provider import CLIENT_ID, CLIENT_SECRET
@@ -490,3 +491,26 @@ def test_the_consent_on_a_narrow_terminal_shows_the_server_and_the_issuer_whole(
     # width, folded but never cut.
     rows, shown = consent_rows(site, columns, environment)
     assert f"MCP server{site.url}signs you in{site.base}" in "".join(rows), shown
+
+
+@needs_pty
+def test_a_sign_in_asking_many_scopes_is_shown_whole_and_may_be_opened(site: McpAuthorization) -> None:
+    # An authorization URL is the client's own (the endpoint, PKCE, the scopes the server
+    # lists): past 2048 characters with many scopes, as some providers' are, it was refused
+    # like a URL-mode page too long to be shown whole ("This address will not be opened"),
+    # so no sign-in could happen. It is shown whole instead, and may be opened.
+    scopes = [f"https://api.example.com/auth/calendar.events.readonly.{i}" for i in range(40)]
+    site.mcp.resource_metadata = ResourceMetadata([site.base], scopes_supported=scopes)
+    pty = PtySession([*cli(), "check", site.url], cwd=ROOT, env=dict(os.environ))
+    try:
+        pty.expect("cancel >")
+        shown = pty.screen
+        pty.send("d" + ENTER)
+        assert pty.wait() == 3
+    finally:
+        pty.close()
+    joined = "".join(row.strip(" │|") for row in shown.splitlines())  # the frame's rows
+    url = re.search(r"http://127\.0\.0\.1:\d+/authorize\?\S+?readonly\.39", joined)
+    assert url is not None and len(url.group()) > 2048, shown  # shown whole
+    assert "o: open it in your browser to sign in" in shown, shown
+    assert "will not be opened" not in shown and "characters)" not in shown, shown
