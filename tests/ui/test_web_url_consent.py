@@ -247,3 +247,23 @@ async def test_a_message_that_imitates_the_url_box_is_framed_as_the_servers(new_
         await expect(page.locator("#q0 .site-name")).to_have_text("evil.example")
         await page.click("#decline")
         assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_web_pages_each_declined_end_declined_not_done(new_page: NewPage) -> None:
+    # A page of web-page steps only ended "Done: ... was told that you are done" once
+    # sent, though the person had declined each step one by one and was done with none.
+    requests = [
+        url_request("https://pay.example.com/a", key="a"),
+        url_request("https://pay.example.com/b", key="b"),
+    ]
+    async with open_round(requests) as opened:
+        page = await show(new_page, opened)
+        for q in ("#q0", "#q1"):
+            await page.click(f"{q} button.decline-one")
+        await page.click("#review")
+        await page.click("#send")
+        await expect(page.locator("#finished-title")).to_have_text("Declined")
+        await expect(page.locator("#finished-text")).to_have_text(
+            "Table bookings was told that you declined. You can close this tab."
+        )
+        assert await opened.answers() == [ElicitAnswer.decline(), ElicitAnswer.decline()]

@@ -141,12 +141,10 @@
     } catch (error) {
       return { status: 0, data: {} };
     }
-    let data = {};
+    let data = {}; // what a body that is not JSON gives
     try {
       data = await response.json();
-    } catch (error) {
-      data = {};
-    }
+    } catch (error) {}
     return { status: response.status, data };
   }
 
@@ -321,6 +319,7 @@
     timeBox.hidden = true;
     if (events) events.close();
     app.dataset.live = "0"; // an ended page listens no more: its stream is closed
+    if (reason === "answered" && state.every((s) => s.declined)) reason = "decline"; // each declined, then sent
     const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
     form.hidden = true;
     reviewStep.hidden = true;
