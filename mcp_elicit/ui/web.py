@@ -318,7 +318,8 @@ class _App:
             return _text(400, "The action is accept, decline or cancel.")
         if answers is None:
             return JSONResponse({"ok": False, "questions": questions}, 422, headers=_HEADERS)
-        self._finish(answers, "answered", named)
+        declined = all(answer.action == "decline" for answer in answers)  # each one by one
+        self._finish(answers, "decline" if declined else "answered", named)
         return JSONResponse({"ok": True}, headers=_HEADERS)
 
     def _finish(self, answers: list[ElicitAnswer], reason: str, page: str) -> None:

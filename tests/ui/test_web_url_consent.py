@@ -17,6 +17,7 @@ from ui.web_rounds import (
     SERVER,
     form_request,
     open_round,
+    rounds_seen,
     url_request,
 )
 
@@ -249,9 +250,13 @@ async def test_a_message_that_imitates_the_url_box_is_framed_as_the_servers(new_
         assert await opened.answers() == [ElicitAnswer.decline()]
 
 
-async def test_web_pages_each_declined_end_declined_not_done(new_page: NewPage) -> None:
+async def test_web_pages_each_declined_end_declined_not_done(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A page of web-page steps only ended "Done: ... was told that you are done" once
-    # sent, though the person had declined each step one by one and was done with none.
+    # sent, though the person had declined each step one by one and was done with none
+    # (and a page loaded later: "no longer open: the answers were sent").
+    rounds = rounds_seen(monkeypatch)
     requests = [
         url_request("https://pay.example.com/a", key="a"),
         url_request("https://pay.example.com/b", key="b"),
@@ -267,3 +272,4 @@ async def test_web_pages_each_declined_end_declined_not_done(new_page: NewPage) 
             "Table bookings was told that you declined. You can close this tab."
         )
         assert await opened.answers() == [ElicitAnswer.decline(), ElicitAnswer.decline()]
+    assert rounds[0].reason == "decline"  # what another tab, or a page loaded later, is told
