@@ -1,8 +1,8 @@
 """A 2025-11-25 session hears ``notifications/<kind>/list_changed`` only for the kinds
 its ``initialize`` result declared: a client may only rely on what was negotiated, and a
 server sends nothing for a capability it never declared to it. A tool registered on a
-server that offered a session no tools is not announced to that session (a later session
-is offered tools, and told of their changes); a prompt registered on the same server is.
+server that offered a session no tools is not announced to that session; a prompt
+registered on the same server is.
 
 Real servers over stdio (``mcp-elicit serve``), each message checked against the schema.
 """
