@@ -377,13 +377,12 @@ class Server(Dispatch):
         server without authentication) hear it, so an id a handler chose (``"github"``)
         that several users wait on completes for the one it names, in each of their
         sessions that waits on it. A session that asked several questions under it (each
-        sent with an id of its own) hears of each. Unknown or finished ids are ignored."""
+        sent with an id of its own) hears of each, on the stream of the request that asked
+        while it runs, else on the session's standalone stream (``Session.complete``).
+        Unknown or finished ids are ignored."""
         sessions = self.sessions.awaiting(elicitation_id, principal)
         for session in sessions:
-            for sent_as in session.completed(elicitation_id):
-                session.notify(
-                    "notifications/elicitation/complete", {"elicitationId": sent_as}, self.telemetry
-                )
+            session.complete(elicitation_id, self.telemetry)
         return bool(sessions)
 
     def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:

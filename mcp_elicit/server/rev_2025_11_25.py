@@ -129,6 +129,32 @@ class SessionAsker(InPlaceAsker):
         self._made: list[str] = []
         #: The handler's context (``Dispatch`` sets it): its own -32042's steps are made by it.
         self.context: Context | None = None
+        #: Notices on their way to the request's stream (``tell``), sent before its answer.
+        self._telling: set[asyncio.Task[None]] = set()
+
+    def tell(self, message: bytes) -> bool:
+        """Send a notice of a step this request asked (its completion) on the request's
+        own stream; False once the request is answered (``Session.complete`` then queues
+        it for the standalone stream). Sent before the answer (``told``)."""
+        if self.ended:
+            return False
+        task = asyncio.get_running_loop().create_task(self._tell(message))
+        self._telling.add(task)
+        task.add_done_callback(self._telling.discard)
+        return True
+
+    async def _tell(self, message: bytes) -> None:
+        try:
+            await self.send(message)
+        except TransportError:  # the stream is closed after all: the standalone stream's, then
+            self.session.push(message)
+
+    async def told(self) -> None:
+        """The request is answered next: nothing more goes on its stream, and the notices
+        ``tell`` took are sent first."""
+        self.ended = True
+        if self._telling:
+            await asyncio.wait(set(self._telling))
 
     async def require_url(self, ask: Ask) -> Any:
         raise self.url_required("This request needs you to complete a step in your browser first", [ask])
@@ -407,12 +433,13 @@ async def _dispatch(
         required = asker.own_url_required(asker.context, exc)
         sent = _encodable(required)
         raise required from None
-    finally:  # a Context kept past its request asks nothing on the request's ended stream
-        asker.ended = True
+    finally:
         # steps made but never sent (nor answered: the client cancelled the request, or the
         # session ended)
         if not sent or message.id in session.cancelled or session.closed:
             asker.unsent()
+        # a Context kept past its request asks nothing on the request's ended stream
+        await asker.told()
 
 
 def _encodable(error: ProtocolError) -> bool:

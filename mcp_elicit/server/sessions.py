@@ -37,8 +37,11 @@ Rules:
   is sent under an id of its own, the handler's with a random suffix. Completing the
   handler's id completes every question asked under it, each notice naming the id its
   question was sent with.
-* Notifications not tied to a request (elicitation completion, resource updates) go to
-  the session's standalone stream, or wait in a small bounded queue until one opens.
+* A URL step's completion notice goes on the stream of the request that asked it while
+  that request runs (``RequestStream.tell``: a step waited on in place), before its answer;
+  otherwise (the request answered, with a -32042 say) it is not tied to a running request.
+  Notifications not tied to one (those, resource updates) go to the session's standalone
+  stream, or wait in a small bounded queue until one opens.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
@@ -66,6 +69,7 @@ __all__ = [
     "MAX_ELICITATIONS",
     "MAX_SUBSCRIBED_URI",
     "MAX_SUBSCRIPTIONS",
+    "RequestStream",
     "Session",
     "Sessions",
 ]
@@ -82,6 +86,18 @@ MAX_SUBSCRIBED_URI = MAX_URI
 INITIALIZED_WAIT = 10.0
 
 Send = Callable[[bytes], Awaitable[None]]
+COMPLETE = "notifications/elicitation/complete"
+
+
+@runtime_checkable
+class RequestStream(Protocol):
+    """Who asked a URL step (``Session.expect``'s ``owner``) when its request's own stream
+    can carry the step's completion notice."""
+
+    def tell(self, message: bytes) -> bool:
+        """Send ``message`` on the asking request's stream, before its answer; False once
+        that request is over (nothing is sent)."""
+        ...
 
 
 class Session:
@@ -288,6 +304,19 @@ class Session:
         sent.remove(elicitation_id)
         if not sent:
             del self.elicitations[given]
+
+    def complete(self, elicitation_id: str, telemetry: Telemetry | None) -> bool:
+        """The step of the handler's ``elicitation_id`` is done: tell the client of each
+        question asked under it (``notifications/elicitation/complete``, naming the id it
+        was sent with) on the stream of the request that asked it while that request runs,
+        else on the standalone stream. False when no question waited under it."""
+        owners = [self._owners[sent_as] for sent_as in self.elicitations.get(elicitation_id, [])]
+        for sent_as, owner in zip(self.completed(elicitation_id), owners, strict=True):
+            with self._sending(telemetry, COMPLETE, {"elicitationId": sent_as}) as params:
+                message = jsonrpc.encode_notification(COMPLETE, params)
+            if not (isinstance(owner, RequestStream) and owner.tell(message)):
+                self.push(message)
+        return bool(owners)
 
     def completed(self, elicitation_id: str) -> list[str]:
         """The step of the handler's ``elicitation_id`` is done: no question asked under it

@@ -202,6 +202,11 @@ class SessionClient:
 
     async def send(self, data: bytes) -> None:
         message = orjson.loads(data)
+        if "id" not in message:  # a session message sent on the request's stream (a step's completion)
+            if self.checker is not None:
+                self.checker.notification(message)
+            self.notifications.append(message)
+            return
         if self.checker is not None:
             self.checker.request(message)
         self.asked.append(message)

@@ -61,10 +61,11 @@ async def test_on_2025_the_request_waits_in_place_and_the_session_hears_completi
             await _fill_page(browser, params["url"])
         result = await asyncio.wait_for(call, 5)
         assert result["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
-        pushed = await client.session.next_pushed(1.0)
-        notice = orjson.loads(pushed)
-        wire_2025.notification(notice)
+        # on the request's own stream, before its answer (checked by the client), not the session's
+        (notice,) = client.notifications
+        assert notice["method"] == "notifications/elicitation/complete"
         assert notice["params"] == {"elicitationId": params["elicitationId"]}
+        assert await client.session.next_pushed(0) is None
     await store.close()
 
 
@@ -85,6 +86,7 @@ async def test_on_2025_a_page_left_unfinished_past_the_budget_is_closed(wire_202
             late = await browser.get(params["url"])
         assert late.status_code == 410, late.text
         assert await client.session.next_pushed(0.2) is None
+        assert client.notifications == []
         assert client.session.elicitations == {}, "the session still waits on a closed page"
     await store.close()
 
@@ -207,12 +209,9 @@ async def test_on_2025_two_requests_for_one_secret_both_go_on_once_it_is_entered
                 assert result["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
             late = await browser.get(second["url"])
             assert late.status_code == 410, late.text
-        told = set()
-        for _ in range(2):
-            pushed = await client.session.next_pushed(1.0)
-            assert pushed is not None
-            notice = orjson.loads(pushed)
-            wire_2025.notification(notice)
-            told.add(notice["params"]["elicitationId"])
+        # each on the stream of the request that asked it (checked by the client)
+        told = {n["params"]["elicitationId"] for n in client.notifications}
+        assert len(client.notifications) == 2
         assert told == {first["elicitationId"], second["elicitationId"]}
+        assert await client.session.next_pushed(0) is None
     await store.close()
