@@ -276,13 +276,25 @@ def typed(spec: FieldSpec, value: object) -> str:
 
 
 def _typed_choice(spec: Choice | MultiChoice, value: str) -> str:
-    as_is = len(value) <= TITLE_MAX and clean(value) == value and value.strip() == value
-    if as_is and not (isinstance(spec, MultiChoice) and "," in value):
+    """A choice as the person reads it in the list: its title, which reads back as its
+    value; else its value; else its number (a title or value that would not read back as
+    this choice, or that ``typed`` keeps out)."""
+    option = next((o for o in spec.options if o.value == value), None)
+    if option is not None and option.title is not None:
+        if _typable(spec, option.title) and _pick(spec.options, option.title) == value:
+            return option.title
+    elif _typable(spec, value):
         return value
     for n, option in enumerate(spec.options, 1):
         if option.value == value:
             return str(n)
-    return value if as_is else ""
+    return value if _typable(spec, value) else ""
+
+
+def _typable(spec: Choice | MultiChoice, text: str) -> bool:
+    """Whether ``text`` can start a prompt for ``spec`` as it is (see ``typed``)."""
+    as_is = bool(text) and len(text) <= TITLE_MAX and clean(text) == text and text.strip() == text
+    return as_is and not (isinstance(spec, MultiChoice) and "," in text)
 
 
 class Parsed:

@@ -125,7 +125,7 @@ def test_labels_defaults_and_shown_values() -> None:
     assert label(FORM.field("size")) == "Party size"
     assert label(FORM.field("when")) == "When"
     assert default_text(FORM.field("ok")) == "yes"
-    assert default_text(FORM.field("seat")) == "in"
+    assert default_text(FORM.field("seat")) == "Inside"  # as the choices are listed
     assert default_text(FORM.field("size")) == ""
     assert show_value(FORM.field("seat"), "out") == "Terrace"
     assert show_value(FORM.field("diet"), ["vegan"]) == "vegan"
@@ -171,6 +171,27 @@ def test_a_prompt_starts_only_with_text_shown_as_it_is() -> None:
     assert default_text(tricky.field("note")) == ""
     for name, text in (("pick", "1, c"), ("pick", "3, 4"), ("one", "1")):
         assert parse_answer(tricky.field(name), text).value is not None
+
+
+def test_a_choice_starts_with_its_title_and_reads_back_as_its_value() -> None:
+    """The person sees the choices by their titles: the prompt starts with the title they
+    read, and that title still sends the value. A title that would be read as another
+    choice (another's value, a number in the list, or one with a comma in a multi-choice)
+    is written as the choice's number instead."""
+    form = Form(
+        where=Choice({"in": "Inside", "out": "On the terrace"}, default="out"),
+        many=MultiChoice({"a": "Apples", "b": "Pears, ripe"}, default=["a", "b"]),
+        odd=Choice({"x": "y", "y": "Why", "z": "1"}, default="x"),
+        num=Choice({"x": "Ex", "z": "1"}, default="z"),
+    )
+    assert default_text(form.field("where")) == "On the terrace"
+    assert parse_answer(form.field("where"), "On the terrace").value == "out"
+    assert default_text(form.field("many")) == "Apples, 2"
+    assert parse_answer(form.field("many"), "Apples, 2").value == ["a", "b"]
+    assert default_text(form.field("odd")) == "1"  # its title "y" is another's value
+    assert parse_answer(form.field("odd"), "1").value == "x"
+    assert default_text(form.field("num")) == "2"  # its title "1" is the first's number
+    assert parse_answer(form.field("num"), "2").value == "z"
 
 
 def test_clean_defuses_terminal_control() -> None:

@@ -222,11 +222,11 @@ def test_a_dumb_terminal_is_asked_in_plain_lines() -> None:
         pty.expect("Guests must be at most 5")
         pty.expect("Guests >")  # asked again
         pty.send("x" + BACKSPACE + "3" + ENTER)  # the terminal's own line editing
-        pty.expect("Size (optional) [s] >")  # the default, taken by an empty line
+        pty.expect("Size (optional) [Small] >")  # the default, taken by an empty line
         pty.send(ENTER)
         pty.expect("Enter: send · 1-2: change an answer · d: decline · !c: cancel >")
         pty.send("2" + ENTER)
-        pty.expect("Size (optional) [s] >")
+        pty.expect("Size (optional) [Small] >")
         pty.send("Large" + ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
@@ -419,7 +419,7 @@ def test_a_terminal_without_cursor_addressing_is_asked_in_plain_lines(tmp_path: 
         pty.send(ENTER)
         pty.expect("Guests >")
         pty.send("3" + ENTER)
-        pty.expect("Size (optional) [s] >")
+        pty.expect("Size (optional) [Small] >")
         pty.send(ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
