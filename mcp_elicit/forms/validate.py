@@ -91,15 +91,18 @@ def _listing(options: Sequence[Option]) -> str:
     return ", ".join(values[: _MAX_LISTED - 1]) + f", … ({len(values)} options)"
 
 
-def _length_messages(lo: int | None, hi: int | None) -> tuple[Invalid, Invalid]:
+def _length_messages(lo: int | None, hi: int | None) -> tuple[str, str]:
+    """What an answer too short and one too long are told, before the length it has
+    (``_wrong_length``): a person sees both the bound and how far off the text is."""
     if lo is not None and lo == hi:
-        exact = Invalid(f"must be exactly {_plural(lo, 'character')} long")
+        exact = f"must be exactly {_plural(lo, 'character')} long"
         return exact, exact
-    short = Invalid(
-        "must not be empty" if lo == 1 else f"must be at least {_plural(lo or 0, 'character')} long"
-    )
-    long = Invalid(f"must be at most {_plural(hi or 0, 'character')} long")
-    return short, long
+    short = "must not be empty" if lo == 1 else f"must be at least {_plural(lo or 0, 'character')} long"
+    return short, f"must be at most {_plural(hi or 0, 'character')} long"
+
+
+def _wrong_length(message: str, size: int) -> Invalid:
+    return Invalid(message if size == 0 else f"{message}, not {size:,}")
 
 
 def _string(spec: String) -> Checker:
@@ -118,9 +121,9 @@ def _string(spec: String) -> Checker:
             return value
         size = len(value)
         if size < lo:
-            return too_short
+            return _wrong_length(too_short, size)
         if size > hi:
-            return too_long
+            return _wrong_length(too_long, size)
         if fmt is not None and not fmt(value):
             message = format_message(spec.format or "", value)
             return bad_format if message == bad_format.message else Invalid(message)

@@ -142,6 +142,17 @@ async def test_a_number_written_with_a_comma_or_spaces_is_refused_saying_how_to_
     assert answer == ElicitAnswer.accept(n=7)
 
 
+async def test_text_over_its_length_says_how_long_it_is() -> None:
+    # It said only "Name must be at most 5 characters long": not how much to take away.
+    field = String(title="Name", max_length=5)
+    async with answerer(ENTER + "Adalinda") as (ans, screen, pipe):
+        typing = once_drawn(
+            screen, "Name must be at most 5 characters long, not 8", pipe, CTRL_U + "Ada" + ENTER + ENTER
+        )
+        answer = await elicit_typing(ans, form_request(Form(n=field)), typing)
+    assert answer == ElicitAnswer.accept(n="Ada")
+
+
 async def test_the_review_changes_an_answer_before_sending() -> None:
     async with answerer(
         FILL + "1" + ENTER + CTRL_U + "12" + ENTER + "5" + ENTER + CTRL_U + "no" + ENTER + ENTER
