@@ -179,7 +179,7 @@ FORMAT_LENGTHS: dict[str, tuple[int, int | None]] = {
 
 FORMAT_MESSAGES: dict[str, str] = {
     "email": "must be an email address like name@example.com",
-    "uri": "must be an absolute URI like https://example.com/page",
+    "uri": "must be a full address, like https://example.com/page or mailto:ada@example.com",
     "date": "must be a date like 2026-12-31",
     "date-time": "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
 }
@@ -204,7 +204,9 @@ def format_message(fmt: str, text: str) -> str:
         return f"has spaces before or after it; it {FORMAT_MESSAGES[fmt]}"
     odd = non_uri_characters(text) if fmt == "uri" else []
     if odd:
-        return f"has characters a URI cannot hold as they are ({', '.join(odd)}); it {FORMAT_MESSAGES[fmt]}"
+        return (
+            f"has characters an address cannot hold as they are ({', '.join(odd)}); it {FORMAT_MESSAGES[fmt]}"
+        )
     beyond = sorted({f"U+{ord(ch):04X}" for ch in text if not ch.isascii()}) if fmt == "email" else []
     if beyond:
         return (

@@ -73,7 +73,7 @@ _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
     "email": "an email address",
-    "uri": "an absolute URI, like https://example.com/page",
+    "uri": "a full address, like https://example.com/page",
     "date": "a date, YYYY-MM-DD",
     "date-time": "a date and time with a time zone, like 2026-12-31T18:30:00Z",
 }

@@ -68,7 +68,7 @@ _DAYS: Final = {
 }
 _FORMAT_HINT: Final = {
     "email": "an email address, like name@example.com",
-    "uri": "a full web address, like https://example.com/page",
+    "uri": "a full address, like https://example.com/page",
     "date": "a date",
     "date-time": "a date and time, in your time zone",
 }

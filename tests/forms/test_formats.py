@@ -318,8 +318,8 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
         (
             "uri",
             "https://example.com/a b",
-            "has characters a URI cannot hold as they are (U+0020); "
-            "it must be an absolute URI like https://example.com/page",
+            "has characters an address cannot hold as they are (U+0020); "
+            "it must be a full address, like https://example.com/page or mailto:ada@example.com",
         ),
         ("email", "ada", "must be an email address like name@example.com"),
         (
@@ -340,7 +340,11 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
             "has a domain without a dot after the @ (localhost), where an email address here needs "
             "a domain name like example.com; it must be an email address like name@example.com",
         ),
-        ("uri", "example.com", "must be an absolute URI like https://example.com/page"),
+        (
+            "uri",
+            "example.com",
+            "must be a full address, like https://example.com/page or mailto:ada@example.com",
+        ),
     ],
 )
 def test_a_refused_answer_is_told_what_in_it_is_wrong(fmt: str, text: str, message: str) -> None:

@@ -87,7 +87,11 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
         (String(min_length=4, max_length=4), "abc", "must be exactly 4 characters long, not 3"),
         (String(min_length=4, max_length=4), "abcde", "must be exactly 4 characters long, not 5"),
         (String(format="email"), "nope", "must be an email address like name@example.com"),
-        (String(format="uri"), "example.com", "must be an absolute URI like https://example.com/page"),
+        (
+            String(format="uri"),
+            "example.com",
+            "must be a full address, like https://example.com/page or mailto:ada@example.com",
+        ),
         (String(format="date"), "31/12/2026", "must be a date like 2026-12-31"),
         (
             String(format="date-time"),

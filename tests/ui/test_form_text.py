@@ -420,3 +420,16 @@ def test_options_listed_cut_short_alike_show_where_they_differ() -> None:
     assert "by-the-window" in lines[0] and "near-the-door" in lines[1], lines
     titled = option_lines(Choice({"w": row + "by-the-window", "d": row + "near-the-door"}))
     assert "by-the-window" in titled[0] and titled[0].endswith("(w)"), titled
+
+
+def test_a_uri_field_is_named_alike_in_both_answerers_and_in_its_message() -> None:
+    """The terminal called it "an absolute URI", the page "a full web address", and both
+    take any scheme (mailto:, urn:): all three now say "a full address"."""
+    from mcp_elicit.forms.foreign import NO_EXTRAS
+    from mcp_elicit.forms.formats import FORMAT_MESSAGES
+    from mcp_elicit.ui.web_fields import field_html
+
+    spec = Form(site=String(title="Site", format="uri")).field("site")
+    assert "a full address, like https://example.com/page" in constraints(spec)
+    assert "a full address, like https://example.com/page" in field_html("f0", spec, NO_EXTRAS)
+    assert FORMAT_MESSAGES["uri"].startswith("must be a full address, like https://example.com/page")
