@@ -61,7 +61,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import html
 import importlib.resources
 import json
 import logging
@@ -83,8 +82,7 @@ from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
-from mcp_elicit.ui.web_fields import in_title
-from mcp_elicit.ui.web_pages import page
+from mcp_elicit.ui.web_pages import continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past
@@ -130,20 +128,6 @@ _PAGE_NAME: Final = re.compile(r"[0-9A-Za-z_-]{1,64}")
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 
 
-def _continue(server: str) -> str:
-    """What the link answers when followed from another site: this page's own step to the
-    form, which names the ``server`` asking (made inert and escaped) as the form does."""
-    who = html.escape(fit(server, TITLE_MAX, length=True))
-    return (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
-        f"<title>Opening the question from {html.escape(in_title(server))} · mcp-elicit</title>\n"
-        '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
-        f'<h1>Opening the question from <span class="server" dir="auto">{who}</span>…</h1>\n'
-        '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
-    )
-
-
 def _same_origin(request: Request) -> bool:
     """Whether a browser says the request comes from this page or from no page at all."""
     return request.headers.get("sec-fetch-site", "none") in ("same-origin", "none")
@@ -159,6 +143,11 @@ def _opens_a_tab(request: Request) -> bool:
 def _static(path: str) -> bytes:
     name = path.rsplit("/", 1)[1]
     return importlib.resources.files("mcp_elicit.ui").joinpath("web_static", name).read_bytes()
+
+
+def _ended(status: int, heading: str, text: str) -> Response:
+    """A page a person lands on with nothing to answer (``web_pages.end_page``)."""
+    return HTMLResponse(end_page(heading, text), status_code=status, headers=_HEADERS)
 
 
 def _text(status: int, text: str, **headers: str) -> Response:
@@ -230,9 +219,13 @@ class _App:
         if not hmac.compare_digest(token.encode(), self.round.token.encode()):
             return _text(404, "Not found.")
         if self.round.answers.done():  # kept for a page after the end: nothing to answer
-            return _text(410, "This question is no longer open.")
+            return _ended(410, "This question is no longer open", "There is nothing left to answer here.")
         if self.round.claimed:
-            return _text(410, "This link was already opened; answer in the tab it opened in.")
+            return _ended(
+                410,
+                "This link was already opened",
+                "Answer in the tab it opened in: the link works once, so nobody else can answer with it.",
+            )
         self.round.opened()
         response: Response
         if _same_origin(request):
@@ -240,7 +233,7 @@ class _App:
         else:  # a redirect keeps the other site as initiator: the SameSite cookie would not go
             asker = self.round.requests[0].server
             response = HTMLResponse(
-                _continue(asker.title or asker.name), headers={**_HEADERS, "Refresh": "0; url=/form"}
+                continue_page(asker.title or asker.name), headers={**_HEADERS, "Refresh": "0; url=/form"}
             )
         self._cookie(response)
         return response
@@ -259,10 +252,14 @@ class _App:
 
     def _page(self, request: Request) -> Response:
         if not self._allowed(request):
-            return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
+            return _ended(
+                403,
+                "This page opens from its link only",
+                "Open it from the link mcp-elicit gave; it works in one browser only.",
+            )
         if self.round.answers.done():  # a page reloaded after the end: it hears how now
             self.round.heard()
-            return _text(410, ended(self.round.reason))
+            return _ended(410, "This question is no longer open", ended(self.round.reason))
         body = page(
             self.round.requests, csrf=self.round.csrf, left=self.round.left(), draft=self.round.cookie_name
         )

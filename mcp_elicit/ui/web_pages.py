@@ -27,6 +27,8 @@ Rules:
   the review, which repeats it, frames it the same way. The frame's label names its group
   and is hidden from screen readers itself, which would read it twice.
 * A URL-mode question's box is ``web_url``'s.
+* A page that ends there (a link opened again, a question no longer open: ``end_page``)
+  looks like the answer page, the same header, stylesheet and phone layout, not bare text.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
 from mcp_elicit.ui.web_url import url_box
 
-__all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows"]
+__all__ = ["RADIO_LIMIT", "Checked", "check_form", "continue_page", "end_page", "page", "review_rows"]
 
 
 # ---- reading and checking answers ---------------------------------------------------------
@@ -241,3 +243,42 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         )
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def end_page(heading: str, text: str = "") -> str:
+    """A page that ends there, with nothing to answer: ``heading`` (also the tab's title)
+    and ``text`` under it, mcp-elicit's own words (escaped), laid out as the answer page is."""
+    said = f"<p>{html.escape(text)}</p>\n" if text else ""
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{html.escape(heading)} · mcp-elicit</title>
+<link rel="stylesheet" href="/static/app.css">
+</head>
+<body>
+<main class="ended">
+<header class="asker">
+<p class="eyebrow">mcp-elicit · a question from an MCP server</p>
+<h1>{html.escape(heading)}</h1>
+</header>
+{said}</main>
+</body>
+</html>
+"""
+
+
+def continue_page(server: str) -> str:
+    """What the link answers when followed from another site: this page's own step to the
+    form, which names the ``server`` asking (made inert and escaped) as the form does."""
+    who = html.escape(fit(server, form_text.TITLE_MAX, length=True))
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
+        f"<title>Opening the question from {html.escape(in_title(server))} · mcp-elicit</title>\n"
+        '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
+        f'<h1>Opening the question from <span class="server" dir="auto">{who}</span>…</h1>\n'
+        '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
+    )

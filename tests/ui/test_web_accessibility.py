@@ -146,6 +146,29 @@ async def test_long_unbroken_server_text_wraps_instead_of_widening_the_page(
     assert answers == [ElicitAnswer.accept(name="x", pick="a", many="o1", extras=["a"], ok=True)]
 
 
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+async def test_the_link_opened_again_gets_a_page_like_the_others(new_page: NewPage, size: str) -> None:
+    """The link opened a second time answered bare monospace text, laid out for a desktop
+    (tiny on a phone): it is now a page like the answer page's own, at any width."""
+    options = PHONE if size == "phone" else {}
+    async with open_round([form_request()]) as opened:
+        first = await show(new_page, opened, **options)
+        again = await new_page(**options)
+        await again.goto(opened.url, wait_until="load")
+        await expect(again.locator("main h1")).to_have_text("This link was already opened")
+        await expect(again.locator("main p").last).to_contain_text("the tab it opened in")
+        assert "already opened" in await again.title()
+        looks = await again.evaluate(
+            """() => [getComputedStyle(document.body).fontFamily,
+                parseFloat(getComputedStyle(document.querySelector("main p:last-child")).fontSize),
+                window.innerWidth, document.documentElement.scrollWidth]"""
+        )
+        assert "monospace" not in looks[0] and looks[1] >= 16, looks
+        assert looks[3] <= looks[2] and (size != "phone" or looks[2] == 390), looks  # the phone's width
+        await first.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
 #: Whether each of the page's texts, by selector, reads right to left.
 READS_RTL = """(selectors) => selectors.map((s) => {
   const found = document.querySelector(s);
