@@ -49,10 +49,11 @@ from mcp_elicit.client.answerers import ElicitAnswer, known_modes
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
-from mcp_elicit.forms import FieldSpec, FormSchema
+from mcp_elicit.forms import FieldSpec, FormSchema, MultiChoice
 from mcp_elicit.transports.local import Opener, open_in_browser
 from mcp_elicit.ui.form_text import (
     SAID_MAX,
+    Parsed,
     constraints,
     default_text,
     fit,
@@ -233,10 +234,12 @@ class TerminalAnswerer:
             self.console.print(grid)
         start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"
+        # Choices shown ticked and all cleared are none of them, as unticked boxes on the page.
+        cleared: list[str] | None = [] if isinstance(spec, MultiChoice) and start.strip() else None
         text = await self.prompter.ask(
             f"{_short_label(spec)}{suffix} > ",
             default=start,
-            check=_field_check(schema, spec, self.prompter.decline_key),
+            check=_field_check(schema, spec, self.prompter.decline_key, cleared),
             toolbar=[
                 *constraints(spec, schema.extras(spec.name)),
                 "Enter: next",
@@ -245,7 +248,7 @@ class TerminalAnswerer:
             ],
             declinable=True,
         )
-        return parse_answer(spec, text).value
+        return cleared if cleared is not None and not text.strip() else parse_answer(spec, text).value
 
     async def _choose(self, message: tuple[str, ...], *choices: str) -> str:
         """One of ``choices`` (keys of ``_WORDS``), typed as a letter or a word."""
@@ -345,12 +348,15 @@ def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
     return check
 
 
-def _field_check(schema: FormSchema, spec: FieldSpec, decline_key: str) -> Callable[[str], str | None]:
-    """What is wrong with ``text`` as ``spec``'s answer; a required field left empty says
-    how to leave it instead (a person may have no answer to give)."""
+def _field_check(
+    schema: FormSchema, spec: FieldSpec, decline_key: str, cleared: list[str] | None = None
+) -> Callable[[str], str | None]:
+    """What is wrong with ``text`` as ``spec``'s answer (``cleared``, when given, is what an
+    empty line is: a multi-choice's ticked choices all cleared); a required field left empty
+    says how to leave it instead (a person may have no answer to give)."""
 
     def check(text: str) -> str | None:
-        parsed = parse_answer(spec, text)
+        parsed = Parsed(cleared) if cleared is not None and not text.strip() else parse_answer(spec, text)
         if parsed.problem is not None:
             how = f": {parsed.how}" if parsed.how else ""
             return f"{_short_label(spec)} {parsed.problem}{how}"

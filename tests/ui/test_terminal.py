@@ -153,6 +153,20 @@ async def test_text_over_its_length_says_how_long_it_is() -> None:
     assert answer == ElicitAnswer.accept(n="Ada")
 
 
+async def test_a_multi_choice_cleared_is_none_of_them_as_on_the_page() -> None:
+    # Its default cleared, Enter took the default back unsaid, where the page, whose boxes
+    # were unticked, sent [] or refused it (minItems): the terminal now reads it as the page.
+    field = MultiChoice({"a": "Apples", "b": "Pears"}, title="Fruit", default=["a", "b"])
+    async with answerer(ENTER + CTRL_U + ENTER + ENTER) as (ans, _, _):
+        answer = await elicit(ans, form_request(Form(m=field)))
+    assert answer == ElicitAnswer.accept(m=[])
+    at_least = MultiChoice({"a": "Apples", "b": "Pears"}, title="Fruit", default=["a", "b"], min_items=1)
+    async with answerer(ENTER + CTRL_U + ENTER) as (ans, screen, pipe):
+        typing = once_drawn(screen, "Fruit must have at least 1 choice", pipe, "Pears" + ENTER + ENTER)
+        answer = await elicit_typing(ans, form_request(Form(m=at_least)), typing)
+    assert answer == ElicitAnswer.accept(m=["b"])
+
+
 async def test_the_review_changes_an_answer_before_sending() -> None:
     async with answerer(
         FILL + "1" + ENTER + CTRL_U + "12" + ENTER + "5" + ENTER + CTRL_U + "no" + ENTER + ENTER

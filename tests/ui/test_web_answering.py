@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from mcp_elicit import Form, Integer
+from mcp_elicit import Form, Integer, MultiChoice
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.ui import web_round
 from ui.web_rounds import (
@@ -59,6 +59,25 @@ async def test_problems_show_next_to_their_field_and_are_announced(new_page: New
         await expect(page.locator("#q0-f0-input")).to_be_focused()
         await expect(page.locator("#review-step")).to_be_hidden()
         assert not opened.task.done()
+
+
+async def test_a_multi_choice_unticked_is_none_of_them_as_in_the_terminal(new_page: NewPage) -> None:
+    """Its default's boxes all unticked: [] is sent, and minItems 1 refuses it, as the
+    terminal reads its default's choices all cleared (tests/ui/test_terminal.py)."""
+    fruit = {"a": "Apples", "b": "Pears"}
+    form = Form(
+        m=MultiChoice(fruit, title="Fruit", default=["a", "b"]),
+        n=MultiChoice(fruit, title="Kept", default=["a"], min_items=1),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        for box in ("#q0-f0-o0", "#q0-f0-o1", "#q0-f1-o0"):
+            await page.uncheck(box)
+        await page.click("#review")
+        await expect(page.locator("#q0-f1-error")).to_have_text("Kept must have at least 1 choice")
+        await page.check("#q0-f1-o1")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(m=[], n=["b"])]
 
 
 async def test_the_same_problems_twice_are_announced_twice(new_page: NewPage) -> None:
