@@ -257,6 +257,20 @@ async def test_the_step_to_the_form_has_no_violations(new_page: NewPage, media: 
         await _clean(page, "the step to the form")
 
 
+@pytest.mark.parametrize("media", list(MEDIA))
+async def test_the_link_opened_again_has_no_violations(new_page: NewPage, media: str) -> None:
+    """The end page a link opened a second time answers (``web_pages.end_page``, as the
+    question no longer open and a page opened without its cookie are)."""
+    async with open_round([form_request(SMALL)]) as opened:
+        first = await show(new_page, opened, **MEDIA[media])
+        again = await new_page(**MEDIA[media])
+        await again.goto(opened.url, wait_until="load")
+        await expect(again.locator("main h1")).to_have_text("This link was already opened")
+        await _clean(again, "the link opened again")
+        await first.click("#cancel")
+        await opened.answers()
+
+
 #: Each box's border as drawn: [style, width in px, colour], by selector.
 BORDERS = """(selectors) => selectors.map((s) => {
   const style = getComputedStyle(document.querySelector(s));
