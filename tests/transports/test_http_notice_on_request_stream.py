@@ -1,10 +1,11 @@
 """2025-11-25 over real HTTP (uvicorn on 127.0.0.1): the completion notice of a URL step
 asked in place (``ctx.secret`` waiting for its page) goes on the stream of the request that
 asked it, before that request's answer, so a client that never opens the optional ``GET``
-stream hears it too. Also when the connection broke meanwhile (the resume replays it) and
-when the page was served by another instance sharing the store (the waiting request wakes
-through the store and sends it). A -32042's notice, where no request waits, stays on the
-``GET`` stream (``test_http_sessions``)."""
+stream hears it too. Also when the connection broke meanwhile (the resume replays it), when
+the page was served by another instance sharing the store (the waiting request wakes
+through the store and sends it), and when another request's tool completed the step (the
+notice is about the request that asked, not the one that said it is done). A -32042's
+notice, where no request waits, stays on the ``GET`` stream (``test_http_sessions``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.stores import MemoryStore, RedisStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
@@ -146,3 +147,53 @@ async def test_a_page_done_on_another_instance_is_told_on_the_request_stream(
     finally:
         for store in stores:
             await store.close()
+
+
+def _hooked() -> Server:
+    """A step one request asks and waits on in place, another request's tool completes."""
+    app = Server("hooked", "1.0.0")
+    done = asyncio.Event()
+
+    @app.tool()
+    async def wait_for_hook(ctx: Context) -> str:
+        """Asks the step "hook", then waits until it is done."""
+        answer = await ctx.elicit_url("Link it", "https://hooks.example.com/link", elicitation_id="hook")
+        await asyncio.wait_for(done.wait(), 10)
+        return f"hook: {answer.action}"
+
+    @app.tool()
+    def finish_hook() -> str:
+        """Says the step "hook" is done (as a webhook's handler would)."""
+        told = app.complete_elicitation("hook")
+        done.set()
+        return f"told: {told}"
+
+    return app
+
+
+async def test_a_step_completed_by_another_requests_tool_is_told_on_the_asking_requests_stream(
+    wire_2025: WireChecker,
+) -> None:
+    async with (
+        uvicorn_server(StreamableHTTP(_hooked(), resume_within=10.0)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        call = session.call("wait_for_hook")
+        async with http.stream("POST", running.url, json=call, headers=session.headers()) as response:
+            stream = Stream(response)
+            step = await _asked(session, stream)
+            assert step["elicitationId"] == "hook"
+            finishing = await session.post(session.call("finish_hook"))
+            # its own answer alone (JSON, no event stream): the notice is not about this request
+            assert finishing.headers["content-type"].startswith("application/json")
+            wire_2025.response("tools/call", finishing.json())
+            assert finishing.json()["result"]["content"][0]["text"] == "told: True"
+            messages = await stream.rest()
+        assert [m.get("method") for m in messages] == [DONE, None], messages
+        notice, final = messages
+        wire_2025.notification(notice)
+        wire_2025.response("tools/call", final)
+        assert notice["params"] == {"elicitationId": "hook"}
+        assert final["result"]["content"][0]["text"] == "hook: accept"

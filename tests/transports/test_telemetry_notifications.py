@@ -21,6 +21,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import parse_sse
+from support.memory import SessionClient
 from support.otel import points
 from support.procs import uvicorn_server
 from support.waiting import eventually
@@ -390,3 +391,32 @@ async def test_the_servers_withdrawal_of_its_question_is_traced() -> None:
     (span,) = record.finished("notifications/cancelled")
     assert span.kind == SpanKind.CLIENT and span.attributes["mcp.session.id"] == session.id
     assert withdrawal["params"]["_meta"]["traceparent"].split("-")[2] == format(span.context.span_id, "016x")
+
+
+async def test_a_notice_on_the_asking_requests_stream_is_traced_once() -> None:
+    """A 2025-11-25 URL step completed while the request that asked it waits: its notice
+    goes on that request's stream (not pushed), in one span of its own, as a pushed one."""
+    record, telemetry = recorded()
+    server = build(telemetry)
+
+    @server.tool()
+    async def linked(ctx: Context) -> str:
+        """Asks the step "link-1", which the server sees finished by itself."""
+        asyncio.get_running_loop().call_later(0.05, server.complete_elicitation, "link-1")
+        answer = await ctx.elicit_url("Link it", "https://accounts.example.com/link", elicitation_id="link-1")
+        await asyncio.sleep(0.2)  # still running when the step completes
+        return answer.action
+
+    checker = WireChecker.load("2025-11-25")
+    client = SessionClient(server, capabilities={"elicitation": {"url": {}}}, checker=checker)
+    client.answer = lambda _rid, _request: {"action": "accept"}
+    await client.open()
+    result = await client.result("tools/call", {"name": "linked"})
+    assert result["content"][0]["text"] == "accept"
+    (notice,) = client.notifications  # on the request's stream, before its answer
+    assert notice["params"] == {"elicitationId": "link-1"}
+    assert await client.session.next_pushed(0) is None
+    (span,) = record.finished("notifications/elicitation/complete")
+    assert span.kind == SpanKind.CLIENT
+    assert span.attributes["mcp.session.id"] == client.session.id
+    assert span.attributes["mcp.protocol.version"] == "2025-11-25"
