@@ -33,8 +33,9 @@ gone away: whatever tool code prints never fails it. Nor does what it writes to 
 fd 2 is a pipe copied to stderr meanwhile, dropped once stderr's reader has gone away
 (``stdio_stderr``). stdout's pipe protocol and what stdin is are told in ``stdio_ends``.
 A 2025-11-25 session's own messages (``notifications/elicitation/complete``,
-``notifications/resources/updated``) are written as they are queued, and the session
-ends with stdin.
+``notifications/resources/updated``) are written as they are queued (a URL step's
+completion is written by the request that asked it while that one runs, before its
+answer: ``Session.complete``), and the session ends with stdin.
 """
 
 from __future__ import annotations
