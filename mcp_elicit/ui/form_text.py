@@ -258,8 +258,9 @@ def typed(spec: FieldSpec, value: object) -> str:
     A prompt shows its text as it is, so server text that ``clean`` would change (an
     escape, a bidirectional override) never goes in: a choice is then written as its
     number in the list (as is one whose value has a comma, in a multi-choice, or spaces
-    around it, or longer than ``TITLE_MAX``), and other text is left out (an empty answer
-    takes the default)."""
+    around it, or longer than ``TITLE_MAX``), each way only if it reads back as that
+    choice (``_typed_choice``), and other text is left out (an empty answer takes the
+    default), as is a multi-choice with any choice none of them can write."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -268,7 +269,8 @@ def typed(spec: FieldSpec, value: object) -> str:
         picked = value if isinstance(value, list | tuple) else [value]
         if not picked:
             return NONE_TYPED
-        return ", ".join(_typed_choice(spec, str(v)) for v in picked)
+        written = [_typed_choice(spec, str(v)) for v in picked]
+        return "" if "" in written else ", ".join(written)  # never fewer choices than given
     if isinstance(value, float):
         return _num(value)
     text = str(value)
@@ -276,19 +278,20 @@ def typed(spec: FieldSpec, value: object) -> str:
 
 
 def _typed_choice(spec: Choice | MultiChoice, value: str) -> str:
-    """A choice as the person reads it in the list: its title, which reads back as its
-    value; else its value; else its number (a title or value that would not read back as
-    this choice, or that ``typed`` keeps out)."""
+    """A choice as the person reads it in the list: its title, else its number, else its
+    value (without a title: its value, else its number), the first that can start a prompt
+    and reads back as this choice (a number can be another choice's value, read first);
+    "" when none can."""
     option = next((o for o in spec.options if o.value == value), None)
+    number = next((str(n) for n, o in enumerate(spec.options, 1) if o.value == value), None)
     if option is not None and option.title is not None:
-        if _typable(spec, option.title) and _pick(spec.options, option.title) == value:
-            return option.title
-    elif _typable(spec, value):
-        return value
-    for n, option in enumerate(spec.options, 1):
-        if option.value == value:
-            return str(n)
-    return value if _typable(spec, value) else ""
+        ways = [option.title, number, value]
+    else:
+        ways = [value, number]
+    for text in ways:
+        if text is not None and _typable(spec, text) and _pick(spec.options, text) == value:
+            return text
+    return ""
 
 
 def _typable(spec: Choice | MultiChoice, text: str) -> bool:

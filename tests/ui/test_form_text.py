@@ -8,6 +8,7 @@ from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.ui.form_text import (
     OPTION_ABOUT_MAX,
+    TITLE_MAX,
     clean,
     constraints,
     default_text,
@@ -192,6 +193,31 @@ def test_a_choice_starts_with_its_title_and_reads_back_as_its_value() -> None:
     assert parse_answer(form.field("odd"), "1").value == "x"
     assert default_text(form.field("num")) == "2"  # its title "1" is the first's number
     assert parse_answer(form.field("num"), "2").value == "z"
+
+
+def test_a_choice_whose_title_cannot_start_a_prompt_never_reads_back_as_another() -> None:
+    """Its title kept out (a comma in a multi-choice, too long), the choice was written as
+    its number, though that number is another choice's value, which is read first: a rating
+    listed 3, 2, 1 whose default was "1" started with "3" and sent "3". Its value is
+    written instead, and each start still reads back as the default."""
+    form = Form(
+        rating=MultiChoice({"3": "Great, loved it", "2": "Fine, mostly", "1": "Poor, sadly"}, default=["1"]),
+        pick=Choice({"2": "Two", "x": "x" * (TITLE_MAX + 1)}, default="x"),
+        both=Choice({"2": "Two", "x": "2"}, default="x"),
+    )
+    for name in ("rating", "pick", "both"):
+        spec = form.field(name)
+        start = default_text(spec)
+        assert start, name
+        expected = list(spec.default) if isinstance(spec, MultiChoice) else spec.default
+        assert parse_answer(spec, start).value == expected, (name, start)
+    assert default_text(form.field("rating")) == "1"
+    assert default_text(form.field("pick")) == "x"
+    assert default_text(form.field("both")) == "x"  # its title "2" and its number 2 both miss
+    # no way to write "a,b" reads back: the prompt starts empty (Enter gives the default),
+    # never "Two, " (which sends only "2")
+    lost = MultiChoice({"2": "Two", "a,b": "x" * (TITLE_MAX + 1)}, default=["2", "a,b"])
+    assert default_text(Form(m=lost).field("m")) == ""
 
 
 def test_clean_defuses_terminal_control() -> None:
