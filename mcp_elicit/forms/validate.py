@@ -19,7 +19,8 @@ Rules:
   field and "is required" for a required one.
 - Unknown keys are dropped. Every problem is reported, one per field, in field order.
   A message shows at most the first 40 characters of a value the answer gave.
-- Lengths count code points. Numbers must be finite. Integer answers must be
+- Lengths count code points (a message for a wrong length says so where a person would
+  count fewer: an accent, an emoji of several parts). Numbers must be finite. Integer answers must be
   within I-JSON's safe range (``-(2**53-1)..2**53-1``), as every JSON peer and the
   sealed request state read it exactly.
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import math
 import sys
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
@@ -72,6 +74,9 @@ _LARGEST_FLOAT = sys.float_info.max
 _PAST_FLOAT = Invalid(f"must be between {-_LARGEST_FLOAT!r} and {_LARGEST_FLOAT!r}")
 _MAX_LISTED = 10
 _MAX_SHOWN = 40
+#: The longest text whose length a person might count letter by letter (longer ones are not
+#: searched for parts: an answer may be megabytes).
+_COUNTED = 1000
 
 
 def _num(value: float) -> str:
@@ -101,8 +106,25 @@ def _length_messages(lo: int | None, hi: int | None) -> tuple[str, str]:
     return short, f"must be at most {_plural(hi or 0, 'character')} long"
 
 
-def _wrong_length(message: str, size: int) -> Invalid:
-    return Invalid(message if size == 0 else f"{message}, not {size:,}")
+def _wrong_length(message: str, value: str) -> Invalid:
+    """``message`` and how long ``value`` is, in code points: where a person would count
+    fewer (a letter and its accent, an emoji of several parts), saying why."""
+    if not value:
+        return Invalid(message)
+    counted = len(value) <= _COUNTED and _has_parts(value)
+    parts = " (an accent and each part of an emoji count as one too)" if counted else ""
+    return Invalid(f"{message}, not {len(value):,}{parts}")
+
+
+def _has_parts(text: str) -> bool:
+    """Whether ``text`` has code points a person does not count as letters of their own:
+    combining marks, joiners and variation selectors, skin tones, flags' letters."""
+    return any(
+        unicodedata.category(ch) in ("Mn", "Me", "Cf")
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+        or "\U0001f1e6" <= ch <= "\U0001f1ff"
+        for ch in text
+    )
 
 
 def _string(spec: String) -> Checker:
@@ -121,9 +143,9 @@ def _string(spec: String) -> Checker:
             return value
         size = len(value)
         if size < lo:
-            return _wrong_length(too_short, size)
+            return _wrong_length(too_short, value)
         if size > hi:
-            return _wrong_length(too_long, size)
+            return _wrong_length(too_long, value)
         if fmt is not None and not fmt(value):
             message = format_message(spec.format or "", value)
             return bad_format if message == bad_format.message else Invalid(message)

@@ -86,6 +86,22 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
         (String(max_length=2), "abc", "must be at most 2 characters long, not 3"),
         (String(min_length=4, max_length=4), "abc", "must be exactly 4 characters long, not 3"),
         (String(min_length=4, max_length=4), "abcde", "must be exactly 4 characters long, not 5"),
+        # what a person sees as 2 letters or 1 emoji is more code points: the count says why
+        (
+            String(max_length=2),
+            "Zoe\u0301",
+            "must be at most 2 characters long, not 4 (an accent and each part of an emoji count as one too)",
+        ),
+        (
+            String(max_length=2),
+            "\U0001f44d\U0001f3fd\U0001f1eb\U0001f1f7",
+            "must be at most 2 characters long, not 4 (an accent and each part of an emoji count as one too)",
+        ),
+        (
+            String(min_length=4),
+            "\U0001f468\u200d\U0001f469",
+            "must be at least 4 characters long, not 3 (an accent and each part of an emoji count as one too)",
+        ),
         (String(format="email"), "nope", "must be an email address like name@example.com"),
         (
             String(format="uri"),
