@@ -459,3 +459,14 @@ def test_a_uri_field_is_named_alike_in_both_answerers_and_in_its_message() -> No
     assert "a full address, like https://example.com/page" in constraints(spec)
     assert "a full address, like https://example.com/page" in field_html("f0", spec, NO_EXTRAS)
     assert FORMAT_MESSAGES["uri"].startswith("must be a full address, like https://example.com/page")
+
+
+def test_a_title_typed_as_it_looks_is_read_whatever_its_accents_are_made_of() -> None:
+    """A title written with an accent as its own mark ("Cafe" and U+0301) looks like "Café"
+    as a keyboard types it (one character): typed so, it was "not one of the choices"."""
+    form = Form(
+        one=Choice({"a": "Cafe\u0301", "b": "Tea"}),
+        many=MultiChoice({"a": "Tea", "b": "Cr\u00e8me"}),
+    )
+    assert parse_answer(form.field("one"), "CAF\u00c9").value == "a"
+    assert parse_answer(form.field("many"), "tea, Cre\u0300me").value == ["a", "b"]
