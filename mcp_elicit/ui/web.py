@@ -216,8 +216,12 @@ class _App:
         return True
 
     def _claim(self, token: str, request: Request) -> Response:
-        if not hmac.compare_digest(token.encode(), self.round.token.encode()):
-            return _text(404, "Not found.")
+        if not hmac.compare_digest(token.encode(), self.round.token.encode()):  # a link cut short
+            return _ended(
+                404,
+                "No question has this link",
+                "Check that the whole link was copied: a terminal may break a long one across lines.",
+            )
         if self.round.answers.done():  # kept for a page after the end: nothing to answer
             return _ended(410, "This question is no longer open", "There is nothing left to answer here.")
         if self.round.claimed:

@@ -123,6 +123,26 @@ async def test_requests_from_other_sites_are_refused(headers: dict[str, str]) ->
         assert await opened.answers() == [ElicitAnswer.decline()]
 
 
+async def test_a_link_cut_short_gets_a_page_saying_so() -> None:
+    """A link missing its last characters (copied across a terminal's line break) answered
+    bare "Not found.", tiny on a phone, as the link opened again did: it is a page too,
+    still 404 and never stored, saying to copy the whole link."""
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        cut = await client.get(opened.url[:-1], headers={"Sec-Fetch-Site": "none"})
+        assert cut.status_code == 404
+        assert cut.headers["content-type"].startswith("text/html")
+        assert cut.headers["cache-control"] == "no-store"
+        assert "<h1>No question has this link</h1>" in cut.text
+        assert "the whole link" in cut.text
+        assert (await client.get(f"{opened.base}/nothing")).text == "Not found.\n"  # no page's address
+        csrf = await claim(client, opened)  # the link itself still works
+        declined = await client.post(
+            f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf)
+        )
+        assert declined.status_code == 200
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
 async def test_the_link_works_once_and_only_with_its_token() -> None:
     async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
         assert (await client.get(f"{opened.base}/r/")).status_code == 404
