@@ -13,8 +13,9 @@ Rules:
   beyond the safe range, ``-(2**53-1)..2**53-1``, or any number beyond what a float
   holds, is refused with the form's message for it, never rounded); booleans as
   yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
-  value or title ignoring case and how accents are written (NFC); a multi-choice as a
-  comma-separated list of those, each named once, or ``-`` for none of them (an answer, unlike an empty line). Empty, or only spaces, means
+  value or title ignoring case, how accents are written (NFC) and runs of spaces; a
+  multi-choice as a comma-separated list of those, each named once, or ``-`` for none of
+  them (an answer, unlike an empty line). Empty, or only spaces, means
   "no answer" (the field's default applies when it has one; a required field without one
   is "required"). The value read is then checked with the form's own ``check_field``, so
   the message is the one the server would give.
@@ -435,6 +436,7 @@ def _pick(options: Sequence[Option], text: str) -> str | None:
 
 
 def _folded(text: str) -> str:
-    """``text`` as compared ignoring case and how its accents are written (a letter and a
-    mark, or one character: NFC), as it looks."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    """``text`` as compared ignoring case, how its accents are written (a letter and a
+    mark, or one character: NFC) and runs of spaces (the list shows them as one), as it
+    looks."""
+    return " ".join(unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold()).split())

@@ -470,3 +470,12 @@ def test_a_title_typed_as_it_looks_is_read_whatever_its_accents_are_made_of() ->
     )
     assert parse_answer(form.field("one"), "CAF\u00c9").value == "a"
     assert parse_answer(form.field("many"), "tea, Cre\u0300me").value == ["a", "b"]
+
+
+def test_a_title_typed_as_the_list_shows_it_is_read_whatever_its_spaces() -> None:
+    """The list shows a title's spaces collapsed ("On  the terrace" as "On the terrace"):
+    typed as shown, it was "not one of the choices"."""
+    spec = Form(c=Choice({"a": "On  the terrace", "b": "Inside"}, default="a")).field("c")
+    assert "1. On the terrace (a)" in option_lines(spec)
+    assert parse_answer(spec, "on the terrace").value == "a"
+    assert parse_answer(spec, default_text(spec)).value == "a"
