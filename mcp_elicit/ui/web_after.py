@@ -50,9 +50,10 @@ _HOW: Final = {
 
 
 def ended(reason: str) -> str:
-    """What a page loaded after its round ended (by ``reason``) says."""
+    """What a page loaded after its round ended (by ``reason``) says under its heading
+    ("This question is no longer open")."""
     how = _HOW.get(reason)
-    return "This question is no longer open." if how is None else f"This question is no longer open: {how}."
+    return "There is nothing left to answer here." if how is None else f"{how[0].upper()}{how[1:]}."
 
 
 class Afterwards:
