@@ -195,6 +195,19 @@ class ServerCore:
         # ping before initialize
         return in_session or message.method == "initialize" or message.method == "ping"
 
+    @staticmethod
+    def check_notification_version(params: Mapping[str, Any] | None, headers: Mapping[str, str]) -> None:
+        """Raise the header mismatch (-32020) a request would get when a notification's
+        ``_meta`` names a protocol version (a string) and its MCP-Protocol-Version header
+        names another: which era it belongs to is not for the transport to guess."""
+        meta = (params or {}).get("_meta")
+        if not isinstance(meta, (dict, Mapping)):
+            return
+        version = meta.get(PROTOCOL_VERSION_META_KEY)
+        raw = headers.get(h.VERSION_HEADER)
+        if isinstance(version, str) and raw is not None and raw.strip(OWS) != version:
+            raise _version_mismatch(raw, version)
+
     # ---- modern requests -------------------------------------------------------
 
     def check_modern(self, message: Request, headers: Mapping[str, str] | None) -> Call:

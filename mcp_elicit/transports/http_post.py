@@ -7,8 +7,9 @@ body is read as sent: a coded one is 415 naming the coding), and ``Accept`` must
 or SSE; a body over
 ``max_body`` is 413 whatever its declared length; a malformed message is answered with the
 error its id allows; a request outside a session goes to ``Server.respond``; a notification
-outside a session is taken (202), unless its version header names a handshake revision
-(400, as for a request: its session id was lost). With a token verifier (``auth=``) the order is: a body
+outside a session is taken (202), unless its version header disagrees with its ``_meta``
+protocolVersion (-32020, as for a request) or names a handshake revision (400, as for a
+request: its session id was lost). With a token verifier (``auth=``) the order is: a body
 declared over ``max_body`` (413, not read), the body read (408 or 413: a DPoP proof
 digests it, so the token cannot be checked before), the token (401, 403, 400
 ``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
@@ -38,6 +39,7 @@ from typing import Final
 from mcp_elicit.core.rev_2025_11_25 import no_session
 from mcp_elicit.errors import (
     ConfigError,
+    HeaderMismatch,
     InternalError,
     InvalidRequest,
     InvalidResponse,
@@ -292,6 +294,11 @@ class PostRoutes(SessionRoutes):
             return
         if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
             version = headers.get(VERSION_HEADER)
+            try:  # its _meta and header disagreeing: the mismatch a request gets, before the rest
+                self.server.core.check_notification_version(message.params, headers)
+            except HeaderMismatch as mismatch:
+                await error_response(send, None, mismatch)
+                return
             if version is not None and version.strip(OWS) not in SUPPORTED:
                 refused = UnsupportedProtocolVersion.for_version(version.strip(OWS), SUPPORTED)
                 await error_response(send, None, refused)

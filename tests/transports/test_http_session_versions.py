@@ -132,3 +132,25 @@ async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
             "requiredCapabilities": {"elicitation": {"url": {}}},
             "requiredProtocolVersion": "2025-11-25",
         }
+
+
+@pytest.mark.parametrize(("said", "header"), [("2026-07-28", "2025-11-25"), ("2025-11-25", "2026-07-28")])
+async def test_a_notification_whose_meta_and_version_header_disagree_is_a_header_mismatch(
+    served: tuple[Server, InProcess], wire: WireChecker, said: str, header: str
+) -> None:
+    """A notification outside a session whose ``_meta`` names one revision and whose
+    MCP-Protocol-Version header names another gets the header mismatch a request with the
+    same disagreement gets (-32020, the same message), not "no session" nor a 202."""
+    _, running = served
+    meta = {"io.modelcontextprotocol/protocolVersion": said, "io.modelcontextprotocol/clientCapabilities": {}}
+    headers = {"accept": ACCEPT, "mcp-protocol-version": header}
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta}}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    async with httpx.AsyncClient(timeout=10) as http:
+        noted = await http.post(running.url, json=note, headers=headers)
+        asked = await http.post(running.url, json=request, headers={**headers, "mcp-method": "tools/list"})
+    assert (asked.status_code, asked.json()["error"]["code"]) == (400, -32020), asked.text
+    assert noted.status_code == 400, noted.text
+    wire.response("", noted.json())
+    assert noted.json()["error"] == asked.json()["error"]
+    assert "id" not in noted.json() or noted.json()["id"] is None
