@@ -281,9 +281,9 @@ class MissingClientCapability(ProtocolError):
 
     @classmethod
     def requiring(cls, required: Mapping[str, Any]) -> MissingClientCapability:
-        names = ", ".join(_capability_paths(required))
+        names = ", ".join(paths := _capability_paths(required))  # several: questions gathered together
         return cls(
-            f"This request needs the client capability {names}, which the client did not declare",
+            f"This request needs the client {'capabilities' if paths[1:] else 'capability'} {names}, which the client did not declare",
             {"requiredCapabilities": dict(required)},
         )
 

@@ -14,7 +14,9 @@ Rules:
 * Nothing is asked that the client did not declare: form elicitation needs
   ``elicitation`` (``{}`` means form), URL elicitation needs ``elicitation.url``, sampling
   needs ``sampling``, roots need ``roots``. Asking anyway fails the request with -32021
-  naming the missing capability; ``ctx.can_elicit()`` and friends let a handler fall back.
+  naming the missing capability (raised when the question is asked; gathered questions:
+  every capability they lack, ``gathering``); ``ctx.can_elicit()`` and friends let a
+  handler fall back.
   A session asks in its revision's words: 2025-03-26 has no elicitation, 2025-06-18 forms
   only, said its way (``rev_2025_06_18``: a multi-select there is -32021 naming the field).
 * A URL-mode question carries only a web address a browser reads as written: an
@@ -53,9 +55,9 @@ from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.context_guard import ContextGuard
 from mcp_elicit.server.context_memory import ContextMemory
+from mcp_elicit.server.gathering import gathered, unaskable
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
-from mcp_elicit.server.results import closed_unrun
 from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
@@ -184,8 +186,8 @@ class Context(ContextGuard, ContextMemory):
         if form.secret_findings:  # read with check_secrets=False, as a client reads: still refused
             found = form.secret_findings[0]
             raise SensitiveFieldError(found.message, field=found.field)
-        if not self.call.capabilities.elicitation_form:
-            raise form_missing(self.revision)
+        if not self.call.capabilities.elicitation_form:  # raised when asked (see ``unaskable``)
+            return unaskable(self, ELICIT, {}, form_missing(self.revision), key)
         if self.call.revision == REV_2025_06_18:  # no mode, fewer words
             params = form_params(message, form)
         else:
@@ -203,7 +205,7 @@ class Context(ContextGuard, ContextMemory):
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
         check_url(url)
         if not self.can_elicit("url"):
-            raise url_mode_missing(self.revision)
+            return unaskable(self, ELICIT, {"mode": "url"}, url_mode_missing(self.revision), key)
         warn_cleartext(url)
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if elicitation_id is not None:
@@ -280,7 +282,7 @@ class Context(ContextGuard, ContextMemory):
         self._interrupted = True  # until its Question is made
         self._live("sample")
         if not self.can_sample():
-            raise MissingClientCapability.requiring({"sampling": {}})
+            return unaskable(self, SAMPLE, {}, MissingClientCapability.requiring({"sampling": {}}), key)
         if isinstance(messages, str):
             wire_messages: list[Any] = [{"role": "user", "content": {"type": "text", "text": messages}}]
         else:
@@ -301,7 +303,7 @@ class Context(ContextGuard, ContextMemory):
         self._interrupted = True  # until its Question is made
         self._live("list_roots")
         if not self.can_list_roots():
-            raise MissingClientCapability.requiring({"roots": {}})
+            return unaskable(self, LIST_ROOTS, {}, MissingClientCapability.requiring({"roots": {}}), key)
         ask = Ask(self._key("roots", key), LIST_ROOTS, {})
         return Question(self, ask, lambda raw: [Root.model_validate(r) for r in raw.get("roots", [])])
 
@@ -353,7 +355,7 @@ class Context(ContextGuard, ContextMemory):
         past six questions, the union of their types). A tuple, not
         the list of earlier versions: unpacking and indexing are unchanged, but compare
         with a tuple and copy to a list to change it."""
-        asks = _gathered(questions)
+        asks = gathered(questions)
         self._live("gather")
         try:
             raws = await self._asker.ask(asks)
@@ -477,19 +479,3 @@ class Context(ContextGuard, ContextMemory):
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
-
-
-def _gathered(questions: Sequence[object]) -> list[Ask]:
-    """What ``ctx.gather`` sends for its arguments. Anything but a question (a coroutine
-    such as ``ctx.info(...)``, closed unrun) is a ``TypeError`` naming the first; the
-    questions beside it are taken all the same, so none warns that it was never awaited."""
-    asks = [q.ask for q in questions if isinstance(q, Question)]
-    wrong = [(n, q, closed_unrun(q)) for n, q in enumerate(questions, 1) if not isinstance(q, Question)]
-    if not wrong:
-        return asks
-    n, other, name = wrong[0]
-    what = f"a {type(other).__name__}" if name is None else f"a coroutine ({name})"
-    raise TypeError(
-        "ctx.gather() takes questions (ctx.elicit(...), ctx.elicit_url(...), ctx.sample(...), "
-        f"ctx.list_roots()); its argument {n} is {what}: await that on its own"
-    )

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from mcp_elicit.core.mrtr import Ask
+from mcp_elicit.errors import MissingClientCapability
 
 if TYPE_CHECKING:
     from mcp_elicit.server.context import Context
@@ -167,13 +168,22 @@ class Question(Coroutine[Any, Any, T_co]):
     """A question not yet asked: ``await`` it alone, pass several to ``ctx.gather``, or
     run it as a task (it is a coroutine, started only when awaited)."""
 
-    __slots__ = ("_ask", "_convert", "_coro", "_ctx", "_taken")
+    __slots__ = ("_ask", "_convert", "_coro", "_ctx", "_taken", "missing")
 
-    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T_co] | None) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        ask: Ask,
+        convert: Callable[[Any], T_co] | None,
+        missing: MissingClientCapability | None = None,
+    ) -> None:
         """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
-        (built from ``ask.schema``: no closure per question)."""
+        (built from ``ask.schema``: no closure per question). ``missing``: the -32021 of a
+        capability the client did not declare, raised when the question is asked (alone,
+        or gathered with others: then one error names what they all lack)."""
         self._ctx = ctx
         ctx._interrupted = False
+        self.missing = missing
         self._ask = ask
         self._taken = False
         self._convert = convert
@@ -182,8 +192,13 @@ class Question(Coroutine[Any, Any, T_co]):
     @property
     def ask(self) -> Ask:
         """The question as the asker sends it; read by ``ctx.gather`` and the URL steps,
-        which ask it themselves (so it is not a question dropped unasked)."""
+        which ask it themselves (so it is not a question dropped unasked). The -32021 of a
+        capability the client lacks for it is raised here (``ctx.gather`` reads ``missing``
+        of all its questions first)."""
         self._taken = True
+        if self.missing is not None:
+            self._ctx._interrupted = True
+            raise self.missing
         return self._ask
 
     @property
@@ -233,6 +248,9 @@ class Question(Coroutine[Any, Any, T_co]):
         # round) comes back with no coroutine layer under the handler's.
         ctx = self._ctx
         ctx._live(self._ask)  # made in time, awaited where, or when, it cannot be asked
+        if self.missing is not None:
+            ctx._interrupted = True
+            raise self.missing
         asker = ctx._asker
         asks = [self._ask]
         try:
