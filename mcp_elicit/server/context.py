@@ -18,7 +18,8 @@ Rules:
   every capability they lack, ``gathering``); ``ctx.can_elicit()`` and friends let a
   handler fall back.
   A session asks in its revision's words: 2025-03-26 has no elicitation, 2025-06-18 forms
-  only, said its way (``rev_2025_06_18``: a multi-select there is -32021 naming the field).
+  only, said its way (``rev_2025_06_18``: a multi-select there is -32021 naming the field,
+  raised when asked as a missing capability's is).
 * A URL-mode question carries only a web address a browser reads as written: an
   absolute http(s) URI with a host, no credentials, at most ``MAX_URL`` characters
   (``outgoing.check_url``); anything else is the handler's ``ValueError``.
@@ -189,7 +190,10 @@ class Context(ContextGuard, ContextMemory):
         if not self.call.capabilities.elicitation_form:  # raised when asked (see ``unaskable``)
             return unaskable(self, ELICIT, {}, form_missing(self.revision), key)
         if self.call.revision == REV_2025_06_18:  # no mode, fewer words
-            params = form_params(message, form)
+            try:
+                params = form_params(message, form)
+            except MissingClientCapability as lacking:  # a multi-select: raised when asked, too
+                return unaskable(self, ELICIT, {}, lacking, key)
         else:
             params = {"mode": "form", "message": message, "requestedSchema": form.wire}
         return Question(self, Ask(self._key("elicit", key), ELICIT, params, form), None)

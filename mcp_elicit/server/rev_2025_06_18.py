@@ -7,7 +7,7 @@ Rules:
   ``enumNames``, a default on a boolean only). Its answer is read by the same form, as
   that revision defines it (an action; values that are strings, numbers or booleans).
 * A form that revision cannot say (a multi-select) is not sent: the handler is refused
-  with -32021, as for a client without the capability (``except
+  with -32021 when it asks, as for a client without the capability (``except
   MissingClientCapability`` falls back for both), naming the field and the revision: the
   client declared ``elicitation``, so the data names, beside it, the revision that has
   multi-selects (``requiredProtocolVersion``: 2025-11-25).

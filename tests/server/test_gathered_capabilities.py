@@ -12,8 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Form, MultiChoice, Server, String
+from mcp_elicit.client import Scripted
+from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.memory import connect_memory
 
 from support.http import McpHttp, meta
 from support.procs import InProcess, uvicorn_server
@@ -138,3 +141,24 @@ async def test_gathered_questions_name_every_missing_capability_on_2025_11_25(
     wire_2025.response("tools/call", body)
     assert body["id"] == 7
     _check(body["error"], required, named, wire_2025)
+
+
+async def test_a_multi_select_at_2025_06_18_is_named_with_the_capabilities_gathered_beside_it() -> None:
+    # the revision lacks the multi-select, the client lacks sampling: one error names both,
+    # as for two capabilities, rather than the multi-select first and sampling on the retry
+    app = Server("old-and-missing")
+
+    @app.tool()
+    async def sample_and_pick(ctx: Context) -> str:
+        await ctx.gather(ctx.sample("Say hi"), ctx.elicit("Pick", Form(tags=MultiChoice(["a", "b"]))))
+        return "asked"
+
+    answers = Scripted.from_script([{"action": "accept", "content": {}}])  # declares forms, no sampling
+    async with connect_memory(app, answerer=answers, versions=["2025-06-18"]) as client:
+        with pytest.raises(MissingClientCapability) as caught:
+            await client.call_tool("sample_and_pick", {})
+    assert caught.value.data == {
+        "requiredCapabilities": {"sampling": {}, "elicitation": {"form": {}}},
+        "requiredProtocolVersion": "2025-11-25",
+    }
+    assert "the client capabilities sampling, elicitation.form" in str(caught.value)
