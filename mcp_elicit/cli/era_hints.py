@@ -62,17 +62,17 @@ def capability_words(exc: MissingClientCapability, text: str, nobody_answers: st
     answer, and what to give) when the call declared no elicitation."""
     if hint := client_hint(exc):
         text = text.replace(f" ({hint})", "", 1)
-    if since := required_revision(exc):
-        return (
-            f"{text}\nIt needs MCP {since} or later, which this connection did not agree on: offer it "
+    required = exc.required
+    if since := required_revision(exc):  # what it lacks beside (roots, sampling: gathered) is said too
+        text += (
+            f"\nIt needs MCP {since} or later, which this connection did not agree on: offer it "
             f"(--protocol {since}, or no --protocol to offer every revision)."
         )
-    required = exc.required
     if "roots" in required:
         text += "\nGive --root DIR (repeatable) to declare roots and name the directories."
     if "sampling" in required:
         text += "\nmcp-elicit call declares no sampling: call it from a client that does."
-    if nobody_answers and ("elicitation" in required or not required):
+    if nobody_answers and not since and ("elicitation" in required or not required):
         text += "\n" + nobody_answers
     return text
 

@@ -107,10 +107,21 @@ def required_revision(error: MissingClientCapability) -> str | None:
 
 def client_hint(error: MissingClientCapability) -> str:
     """The words ``say_what_to_pass`` adds, in parentheses, to the server's (empty: none)."""
-    if since := required_revision(error):
-        return f"pass Client versions= that include {since} or a later revision: the revision in use cannot carry it"
-    said = [option for name, value in error.required.items() if (option := _option_for(name, value))]
-    return f"pass Client {' and '.join(said)}" if said else ""
+    since = required_revision(error)
+    # with a revision named, elicitation is what it lacks; a capability beside it (sampling,
+    # roots: every revision has them, questions gathered together) the client did not declare
+    said = [
+        option
+        for name, value in error.required.items()
+        if (since is None or name != "elicitation") and (option := _option_for(name, value))
+    ]
+    options = f"pass Client {' and '.join(said)}" if said else ""
+    if since is None:
+        return options
+    later = (
+        f"pass Client versions= that include {since} or a later revision: the revision in use cannot carry it"
+    )
+    return f"{later}; and {options}" if options else later
 
 
 def _option_for(capability: str, value: object) -> str | None:

@@ -34,3 +34,19 @@ def test_a_question_nobody_answers_names_no_library_option(capsys: pytest.Captur
     assert "error -32021" in result.err
     assert "answerer=" not in result.err and "pass Client" not in result.err, result.err
     assert "--answers FILE" in result.err and "--ui web" in result.err
+
+
+def test_a_gathered_error_the_revision_and_the_call_both_lack_says_both(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # a multi-select (2025-11-25) gathered with sampling (which the command declares at no
+    # revision): offering a later revision alone would only meet sampling next
+    server = [*demo_stdio()[:-1], str(Path(__file__).with_name("gathered_server.py"))]
+    script = answers_file(tmp_path, [{"action": "accept", "content": {"toppings": ["ham"]}}])
+    result = run(
+        capsys, "call", "sample_and_pick", "--answers", script, "--protocol", "2025-06-18", "--", *server
+    )
+    assert result.code == 1, result.err
+    assert "error -32021" in result.err and "--protocol 2025-11-25" in result.err, result.err
+    assert "declares no sampling" in result.err, result.err
+    assert "pass Client" not in result.err, result.err

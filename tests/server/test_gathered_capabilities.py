@@ -143,9 +143,7 @@ async def test_gathered_questions_name_every_missing_capability_on_2025_11_25(
     _check(body["error"], required, named, wire_2025)
 
 
-async def test_a_multi_select_at_2025_06_18_is_named_with_the_capabilities_gathered_beside_it() -> None:
-    # the revision lacks the multi-select, the client lacks sampling: one error names both,
-    # as for two capabilities, rather than the multi-select first and sampling on the retry
+def old_and_missing() -> Server:
     app = Server("old-and-missing")
 
     @app.tool()
@@ -153,12 +151,30 @@ async def test_a_multi_select_at_2025_06_18_is_named_with_the_capabilities_gathe
         await ctx.gather(ctx.sample("Say hi"), ctx.elicit("Pick", Form(tags=MultiChoice(["a", "b"]))))
         return "asked"
 
+    return app
+
+
+async def _sample_and_pick_at_2025_06_18() -> MissingClientCapability:
     answers = Scripted.from_script([{"action": "accept", "content": {}}])  # declares forms, no sampling
-    async with connect_memory(app, answerer=answers, versions=["2025-06-18"]) as client:
+    async with connect_memory(old_and_missing(), answerer=answers, versions=["2025-06-18"]) as client:
         with pytest.raises(MissingClientCapability) as caught:
             await client.call_tool("sample_and_pick", {})
-    assert caught.value.data == {
+    return caught.value
+
+
+async def test_a_multi_select_at_2025_06_18_is_named_with_the_capabilities_gathered_beside_it() -> None:
+    # the revision lacks the multi-select, the client lacks sampling: one error names both,
+    # as for two capabilities, rather than the multi-select first and sampling on the retry
+    error = await _sample_and_pick_at_2025_06_18()
+    assert error.data == {
         "requiredCapabilities": {"sampling": {}, "elicitation": {"form": {}}},
         "requiredProtocolVersion": "2025-11-25",
     }
-    assert "the client capabilities sampling, elicitation.form" in str(caught.value)
+    assert "the client capabilities sampling, elicitation.form" in str(error)
+
+
+async def test_the_client_is_told_every_option_a_gathered_error_needs_the_revision_among_them() -> None:
+    # a later revision alone would not do: the retry would meet sampling
+    message = str(await _sample_and_pick_at_2025_06_18())
+    assert "pass Client versions= that include 2025-11-25 or a later revision" in message, message
+    assert "a sampling= callback" in message, message
