@@ -36,7 +36,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import FormValidationError
@@ -149,22 +149,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     said = in_title(first.message) if first.mode == "form" else ""
     asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
     title = f"{in_title(server.title or server.name)} {asked}"
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>{html.escape(title)} · mcp-elicit</title>
-<link rel="stylesheet" href="/static/app.css">
-<script src="/static/values.js" defer></script>
-<script src="/static/draft.js" defer></script>
-<script src="/static/review.js" defer></script>
-<script src="/static/app.js" defer></script>
-<script src="/static/spin.js" defer></script>
-</head>
-<body>
-<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
+    return f"""{_head(title, _SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
 <header class="asker">
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1><span class="server" dir="auto">{who}</span>{version} {verb}</h1>
@@ -245,21 +230,28 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
     return "\n".join(parts)
 
 
+#: The answer page's scripts, in the order they run (deferred).
+_SCRIPTS: Final = ("values.js", "draft.js", "review.js", "app.js", "spin.js")
+
+
+def _head(title: str, scripts: tuple[str, ...] = ()) -> str:
+    """Every page's opening, up to its ``<body>``: ``title`` (escaped) in the tab, the
+    answer page's stylesheet, and ``scripts`` (from ``/static``, deferred)."""
+    tags = "".join(f'<script src="/static/{name}" defer></script>\n' for name in scripts)
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{html.escape(title)} · mcp-elicit</title>\n"
+        f'<link rel="stylesheet" href="/static/app.css">\n{tags}</head>\n<body>\n'
+    )
+
+
 def end_page(heading: str, text: str = "") -> str:
     """A page that ends there, with nothing to answer: ``heading`` (also the tab's title)
     and ``text`` under it, mcp-elicit's own words (escaped), laid out as the answer page is."""
     said = f"<p>{html.escape(text)}</p>\n" if text else ""
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>{html.escape(heading)} · mcp-elicit</title>
-<link rel="stylesheet" href="/static/app.css">
-</head>
-<body>
-<main class="ended">
+    return f"""{_head(heading)}<main class="ended">
 <header class="asker">
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1>{html.escape(heading)}</h1>
@@ -275,10 +267,7 @@ def continue_page(server: str) -> str:
     form, which names the ``server`` asking (made inert and escaped) as the form does."""
     who = html.escape(fit(server, form_text.TITLE_MAX, length=True))
     return (
-        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
-        f"<title>Opening the question from {html.escape(in_title(server))} · mcp-elicit</title>\n"
-        '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
+        f"{_head(f'Opening the question from {in_title(server)}')}<main>\n"
         f'<h1>Opening the question from <span class="server" dir="auto">{who}</span>…</h1>\n'
         '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
     )
