@@ -86,8 +86,8 @@ class OAuth(TokenGrants):
     ``assertion``: the JWT, or a function of the ``Audience`` returning a current one, for
     the JWT-bearer grant, with or without client credentials).
     ``client_id``/``client_secret``: credentials registered beforehand (used first), at
-    ``client_issuer`` (default: the first authorization server they are used with; they are
-    never presented to another).
+    ``client_issuer`` (default: the first authorization server they are used with, remembered
+    in ``store`` for the next run; they are never presented to another).
     ``client_metadata_url``: an https URL with a path, where the client's metadata document
     is published, used as its ``client_id`` where the authorization server supports that.
     Otherwise the client registers itself (``client_name``, ``application_type``).
@@ -353,6 +353,9 @@ class OAuth(TokenGrants):
 
     def _take(self, stored: Stored) -> None:
         self.identity.clients.update(stored.clients)
+        self.identity.given.update(stored.given)
+        if self.identity.client_id is not None and self.identity.client_issuer is None:
+            self.identity.client_issuer = stored.given.get(self.identity.client_id)  # an earlier run's
         tokens = usable_tokens(stored, self._prover, self._key or "")
         self._tokens, self._issuer, self._scope = tokens, stored.issuer, stored.scope
 
@@ -373,8 +376,11 @@ class OAuth(TokenGrants):
     async def _save(self) -> None:
         if self._record is not None:
             key = self._prover.key.private_pem() if self._prover.has_key else None
+            given = self.identity.given
+            if self.identity.client_id is not None and self.identity.client_issuer is not None:
+                given[self.identity.client_id] = self.identity.client_issuer
             await self._record.write(
-                Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key)
+                Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key, given)
             )
 
     async def _refresh(self, server: AuthorizationServer) -> Tokens:

@@ -6,7 +6,8 @@ Rules:
 
 * Credentials given (``client_id``, with a secret or a ``private_key`` for
   ``private_key_jwt``) belong to one authorization server, ``client_issuer`` (default: the
-  first one they are used with); a server that sends the client to another is an
+  first one they are used with, a binding the ``TokenStore`` keeps, without the secret, so
+  the next run holds to it too); a server that sends the client to another is an
   :class:`AuthorizationError`, and they are never presented there. They win over anything
   stored.
 * Otherwise a client metadata document's URL is the ``client_id`` where the authorization
@@ -71,6 +72,8 @@ class ClientIdentity:
         self.application_type = application_type
         self.refresh = refresh
         self.clients: dict[str, ClientCredentials] = {}
+        #: Client ids given beforehand, each with the issuer it is bound to (stored, no secret).
+        self.given: dict[str, str] = {}
         self._clock = clock
 
     def known(self, server: AuthorizationServer) -> ClientCredentials | None:
@@ -81,7 +84,9 @@ class ClientIdentity:
             elif server.issuer != self.client_issuer:
                 raise AuthorizationError(
                     f"the server sends this client to {server.issuer}, but the client id given is "
-                    f"registered at {self.client_issuer}: register it there (or leave it out)"
+                    f"registered at {self.client_issuer} (as given, or where an earlier sign-in "
+                    "stored for this server used it): register the client there and pass that "
+                    "client id (or leave it out)"
                 )
         if self.client_id is not None and self.private_key is not None:
             assertion = tokens_at.client_assertion(

@@ -52,6 +52,9 @@ class Stored:
     clients: dict[str, ClientCredentials] = field(default_factory=dict)
     #: The DPoP private key (PEM) the tokens are bound to, if they are.
     dpop_key: str | None = field(default=None, repr=False)
+    #: Client ids given beforehand (no secret), each with the authorization server it was
+    #: first used at: the next run presents it there only.
+    given: dict[str, str] = field(default_factory=dict)
 
     def to_record(self) -> dict[str, Any]:
         tokens = self.tokens
@@ -68,6 +71,7 @@ class Stored:
                 "token_type": tokens.token_type,
             },
             "dpop_key": self.dpop_key,
+            "given": dict(self.given),
             "clients": {
                 issuer: {
                     "client_id": c.client_id,
@@ -91,16 +95,17 @@ class Stored:
                 )
                 for issuer, c in record.get("clients", {}).items()
             }
-            given = record.get("tokens")
+            given = {str(client_id): str(issuer) for client_id, issuer in record.get("given", {}).items()}
+            held = record.get("tokens")
             tokens = (
                 Tokens(
-                    str(given["access_token"]),
-                    _text(given.get("refresh_token")),
-                    None if given.get("expires_at") is None else float(given["expires_at"]),
-                    _text(given.get("scope")),
-                    _token_type(given.get("token_type", "Bearer")),
+                    str(held["access_token"]),
+                    _text(held.get("refresh_token")),
+                    None if held.get("expires_at") is None else float(held["expires_at"]),
+                    _text(held.get("scope")),
+                    _token_type(held.get("token_type", "Bearer")),
                 )
-                if given
+                if held
                 else None
             )
         except (AttributeError, KeyError, TypeError) as exc:
@@ -108,8 +113,8 @@ class Stored:
         issuer, scope, key = record.get("issuer"), record.get("scope"), record.get("dpop_key")
         key = key if isinstance(key, str) else None
         if tokens is None or not isinstance(issuer, str):  # tokens without their issuer are not used
-            return cls(clients=clients, dpop_key=key)
-        return cls(issuer, scope if isinstance(scope, str) else None, tokens, clients, key)
+            return cls(clients=clients, dpop_key=key, given=given)
+        return cls(issuer, scope if isinstance(scope, str) else None, tokens, clients, key, given)
 
 
 def _text(value: object) -> str | None:

@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from mcp_elicit.errors import AuthorizationError, MCPElicitError, TransportError
+from mcp_elicit.server.auth import ResourceMetadata
 from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore
 from mcp_elicit.transports.http_client import connect_http
 
 from support.http_auth_flow import REVISIONS, call, oauth
-from support.mcp_authorization import FollowRedirect, McpAuthorization
+from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -220,6 +221,32 @@ async def test_a_pre_registered_client_is_never_shown_to_another_authorization_s
         await call(site, auth)
     assert authorizer.asked == []
     assert site.provider.exchanges == 0
+
+
+async def test_a_pre_registered_client_stays_bound_to_its_server_in_the_next_process(
+    site: McpAuthorization, tmp_path: Path
+) -> None:
+    """The binding of a client id given beforehand to the authorization server it was first
+    used with is stored with the tokens: a later run, told by the server's metadata to go to
+    another authorization server, refuses instead of showing it the client's secret."""
+    from support.oauth_provider import CLIENT_ID, CLIENT_SECRET
+
+    site.registration = False
+    first = FollowRedirect()
+    site.provider.register(first.redirect_uri)
+    path = tmp_path / "tokens.json"
+    given = {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET}
+    assert await call(site, oauth(first, store=FileTokenStore(path), **given)) == "hello"
+    site.provider.expire_all()
+    site.provider.refuse_refresh = True
+    async with serving(whoami_server()) as other:
+        other.provider.register(first.redirect_uri)  # the same client id, known there too
+        site.mcp.resource_metadata = ResourceMetadata([other.base])
+        second = FollowRedirect()
+        with pytest.raises(AuthorizationError, match=f"registered at {site.base}"):
+            await call(site, oauth(second, store=FileTokenStore(path), **given))
+        assert second.asked == []
+        assert other.provider.exchanges == 0
 
 
 async def test_secrets_stay_out_of_errors_and_logs(
