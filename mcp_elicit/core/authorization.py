@@ -126,7 +126,7 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     if not servers:
         raise AuthorizationError(f"{what} names no authorization server")
     for server in servers:
-        require_secure(server, f"the authorization server in {what}")
+        require_secure(server, f"the authorization server in {what}", named_by=server_url)
     scopes = _strings(document.get("scopes_supported"), f"scopes_supported in {what}")
     return ProtectedResource(
         resource, servers, scopes, document.get("dpop_bound_access_tokens_required") is True
@@ -200,12 +200,16 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     return AuthorizationServer(
         issuer=issuer,
         authorization_endpoint=require_secure(
-            string_field(document, "authorization_endpoint", what), f"the authorization endpoint in {what}"
+            string_field(document, "authorization_endpoint", what),
+            f"the authorization endpoint in {what}",
+            named_by=issuer,
         ),
         token_endpoint=require_secure(
-            string_field(document, "token_endpoint", what), f"the token endpoint in {what}"
+            string_field(document, "token_endpoint", what), f"the token endpoint in {what}", named_by=issuer
         ),
-        registration_endpoint=require_secure(registration, f"the registration endpoint in {what}")
+        registration_endpoint=require_secure(
+            registration, f"the registration endpoint in {what}", named_by=issuer
+        )
         if registration
         else None,
         scopes_supported=_strings(document.get("scopes_supported"), f"scopes_supported in {what}"),

@@ -15,7 +15,9 @@ Rules:
   origin, path on a segment boundary): a server cannot send the client to get tokens for
   another resource.
 * A URL a document names (an authorization server, an endpoint) is https, or http to a
-  loopback host, and has no fragment (:func:`require_secure`).
+  loopback host, and has no fragment (:func:`require_secure`); and a server elsewhere (not
+  on this machine nor a private network) may not name an address on either
+  (server-side request forgery).
 * No sign-in, and no token, for a server over plain http off this machine (or, when the
   user trusts it, off a private network): :func:`cleartext_refusal`.
 
@@ -78,8 +80,10 @@ def _loopback(host: str) -> bool:
     return address.is_loopback if address is not None else host.lower() == "localhost"
 
 
-def require_secure(url: str, what: str) -> str:
-    """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
+def require_secure(url: str, what: str, *, named_by: str | None = None) -> str:
+    """``url`` if it is https, or http to a loopback host; else AuthorizationError.
+    ``named_by``: the URL of the server whose document names ``url``, which may not send the
+    client nearer home than itself (:func:`_nearer`)."""
     parts = split_url(url, what)
     if parts.fragment:
         raise AuthorizationError(f"{what} {quoted_value(url)} has a fragment")
@@ -87,7 +91,51 @@ def require_secure(url: str, what: str) -> str:
         raise AuthorizationError(
             f"{what} {quoted_value(url)} is plain http to a host that is not this machine"
         )
+    if named_by is not None:
+        _nearer(url, parts.hostname or "", named_by, what)
     return url
+
+
+_HOME: Final = ("this machine", "a private network")
+
+
+def _distance(host: str, *, names: bool) -> int:
+    """0 for this machine, 1 for a private or reserved network, 2 for anywhere else. Names
+    are judged as written, never resolved: ``localhost`` (and ``*.localhost``) always, the
+    private networks' special-use names only when ``names``."""
+    address = _address(host)
+    if address is None:
+        name = host.lower().rstrip(".")
+        if name == "localhost" or name.endswith(".localhost"):
+            return 0
+        return 1 if names and name.endswith(PRIVATE_NAMES) else 2
+    if address.is_loopback or address.is_unspecified:
+        return 0
+    if (
+        address.is_private
+        or address.is_link_local
+        or address.is_reserved
+        or address.is_multicast
+        or any(address in net for net in PRIVATE_NETWORKS)
+    ):
+        return 1
+    return 2
+
+
+def _nearer(url: str, host: str, named_by: str, what: str) -> None:
+    """Refuse ``url`` when it is on this machine or a private network's address and the
+    server naming it is on neither: its documents would have the client make requests (or
+    send the person's browser) where that server cannot reach, server-side request forgery
+    (MCP security best practices: block them). A server on a private network or this
+    machine may name either (a development setup: a container's server, the host's
+    authorization server). A name is not resolved, so only addresses, and ``localhost``,
+    count as near; the naming server's private names count as private."""
+    near = _distance(host, names=False)
+    if near < 2 and _distance(split_url(named_by, "the URL naming it").hostname or "", names=True) == 2:
+        raise AuthorizationError(
+            f"{what} {quoted_value(url)} is on {_HOME[near]}, and {quoted_value(named_by)} that "
+            "names it is not: refusing to be sent there (server-side request forgery)"
+        )
 
 
 #: Where ``plain_http="private"`` lets the client sign in over plain http: private-use
@@ -159,7 +207,7 @@ def protected_resource_urls(server_url: str, advertised: str | None) -> list[str
             _origin_and_path(advertised, what)[:3] == _origin_and_path(server_url, "the MCP server URL")[:3]
         )
         if not same:  # the server's own origin is as safe as the server: it was let in
-            require_secure(advertised, what)
+            require_secure(advertised, what, named_by=server_url)
         elif "#" in advertised:
             raise AuthorizationError(f"{what} {quoted_value(advertised)} has a fragment")
         urls.append(advertised)

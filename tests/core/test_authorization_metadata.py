@@ -70,12 +70,30 @@ def test_a_protected_resource_document_without_scopes_and_with_several_servers()
     document = _pr_document(
         resource="https://mcp.example.com/",
         scopes_supported=...,
-        authorization_servers=[ISSUER, "http://[::1]:9"],
+        authorization_servers=[ISSUER, "https://auth2.example.com"],
     )
     read = read_protected_resource(document, SERVER_URL, WHERE)
     assert read.resource == "https://mcp.example.com/"
-    assert read.authorization_servers == (ISSUER, "http://[::1]:9")
+    assert read.authorization_servers == (ISSUER, "https://auth2.example.com")
     assert read.scopes_supported is None
+
+
+def test_a_server_on_this_machine_may_name_an_authorization_server_on_it() -> None:
+    document = _pr_document(resource="http://127.0.0.1:3000/mcp", authorization_servers=["http://[::1]:9"])
+    read = read_protected_resource(document, "http://127.0.0.1:3000/mcp", WHERE)
+    assert read.authorization_servers == ("http://[::1]:9",)
+
+
+@pytest.mark.parametrize("issuer", ["http://[::1]:9", "https://127.0.0.1", "https://192.168.1.1"])
+def test_a_server_elsewhere_naming_an_authorization_server_nearer_home_is_refused(issuer: str) -> None:
+    document = _pr_document(authorization_servers=[ISSUER, issuer])
+    _refused(read_protected_resource, document, SERVER_URL, WHERE, match="request forgery")
+
+
+@pytest.mark.parametrize("endpoint", ["authorization_endpoint", "token_endpoint", "registration_endpoint"])
+def test_an_authorization_server_elsewhere_naming_endpoints_nearer_home_is_refused(endpoint: str) -> None:
+    document = _as_document(**{endpoint: "https://10.0.0.1/x"})
+    _refused(read_authorization_server, document, ISSUER, WHERE, match="a private network")
 
 
 @pytest.mark.parametrize("document", [None, [], ["resource"], "{}", 3, True])

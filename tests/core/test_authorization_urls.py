@@ -95,7 +95,44 @@ def test_protected_resource_urls(server_url: str, advertised: str | None, expect
     ["http://localhost/prm", "http://LOCALHOST:9/prm", "http://127.0.0.2/prm", "http://[::1]:8080/prm"],
 )
 def test_plain_http_to_loopback_is_allowed(advertised: str) -> None:
-    assert protected_resource_urls(SERVER_URL, advertised)[0] == advertised
+    server_url = "http://127.0.0.1:3000/mcp"  # a server on this machine: its metadata may be too
+    assert protected_resource_urls(server_url, advertised)[0] == advertised
+
+
+@pytest.mark.parametrize(
+    ("server_url", "advertised", "where"),
+    [
+        (SERVER_URL, "http://localhost/prm", "this machine"),
+        (SERVER_URL, "https://127.0.0.1:6443/prm", "this machine"),
+        (SERVER_URL, "https://[::ffff:127.0.0.1]/prm", "this machine"),
+        (SERVER_URL, "https://0.0.0.0/prm", "this machine"),
+        (SERVER_URL, "https://api.localhost/prm", "this machine"),
+        (SERVER_URL, "https://10.0.0.8/prm", "a private network"),
+        (SERVER_URL, "https://169.254.169.254/latest/meta-data", "a private network"),
+        (SERVER_URL, "https://[fd00::1]/prm", "a private network"),
+    ],
+)
+def test_a_server_elsewhere_cannot_send_the_client_home(server_url: str, advertised: str, where: str) -> None:
+    """Server-side request forgery: a server on the internet that names this machine or a
+    private network's address has the client make requests there (best practices: block
+    them)."""
+    message = _refused(protected_resource_urls, server_url, advertised, match=where)
+    assert "resource_metadata" in message
+
+
+@pytest.mark.parametrize(
+    ("server_url", "advertised"),
+    [
+        ("http://10.1.2.3/mcp", "https://10.9.9.9/prm"),  # a private network's server, its network
+        ("https://mcp.corp.internal/mcp", "https://10.9.9.9/prm"),
+        ("http://localhost:3000/mcp", "https://10.9.9.9/prm"),  # this machine reaches anywhere
+        ("http://10.1.2.3/mcp", "http://127.0.0.1:8080/prm"),  # a container's server, the host's
+        ("https://mcp.corp.internal/mcp", "http://localhost:81/prm"),
+        (SERVER_URL, "https://meta.internal/prm"),  # a name is judged as written, never resolved
+    ],
+)
+def test_a_server_at_home_may_send_the_client_anywhere_at_home(server_url: str, advertised: str) -> None:
+    assert protected_resource_urls(server_url, advertised)[0] == advertised
 
 
 @pytest.mark.parametrize(
