@@ -259,8 +259,10 @@ class OAuth(TokenGrants):
                 if self._tokens is not tokens and self._tokens is not None and not step_up:
                     tokens = self._tokens  # another request authorized meanwhile
                 else:
+                    # ``target``: the URL without its query, the canonical URI, which is a
+                    # 2025-03-26 server's resource (RFC 8707 section 2)
                     tokens, did_refresh = await self._recover(
-                        str(request.url), challenge, step_up=step_up, may_refresh=not refreshed
+                        target, challenge, step_up=step_up, may_refresh=not refreshed
                     )
                     refreshed = refreshed or did_refresh
                     authorizations += 0 if did_refresh else 1

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import stat
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,30 @@ async def test_a_2025_03_26_server_is_authorized_by_its_origin(
     authorizer = FollowRedirect()
     assert await call(site, oauth(authorizer), "2025-11-25") == "hello"
     assert authorizer.asked == [site.base] and site.registrations == 1
+
+
+async def test_a_2025_03_26_servers_resource_is_its_url_without_the_query(site: McpAuthorization) -> None:
+    """The RFC 8707 resource of a server that publishes no metadata is its URL, which the
+    client was given with a query (a key, a tenant): the resource indicator is the canonical
+    URI, without it (RFC 8707 section 2), in the authorization request as in the token's."""
+
+    class Recording(FollowRedirect):
+        def __init__(self) -> None:
+            super().__init__()
+            self.urls: list[str] = []
+
+        async def authorize(self, url: str, *, issuer: str) -> str:
+            self.urls.append(url)
+            return await super().authorize(url, issuer=issuer)
+
+    site.mcp.resource_metadata = None
+    person = Recording()
+    async with connect_http(
+        site.url + "?key=k3y", auth=oauth(person), versions=["2025-11-25"], timeout=10
+    ) as client:
+        await client.call_tool("whoami", {})
+    (url,) = person.urls
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["resource"] == [site.url]
 
 
 async def test_an_origin_that_authorizes_nothing_is_a_clear_error(site: McpAuthorization) -> None:
