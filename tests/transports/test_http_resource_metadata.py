@@ -104,7 +104,22 @@ async def test_a_token_without_a_required_scope_is_refused_with_403() -> None:
     challenge = bearer_challenge(reader.headers.get_list("www-authenticate"))
     assert challenge is not None and challenge.error == "insufficient_scope"
     assert challenge.scope == "mcp:read mcp:write"
+    # as in a 401: where to get a token with them (2026-07-28, scope challenge handling)
+    assert challenge.resource_metadata == f"{base}/.well-known/oauth-protected-resource/mcp"
     assert writer.status_code == 200, writer.text
+
+
+async def test_a_token_in_the_query_string_is_not_taken() -> None:
+    """MCP authorization: access tokens go in the Authorization header and never in the
+    URI (OAuth 2.1 section 5.1); a server that took one from the query would invite clients
+    to leave them in logs and referrers."""
+    async with uvicorn_server(app(required_scopes=["mcp:read"])) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(f"{base}/mcp?access_token=writer", json=BODY, headers=HEADERS)
+    assert answer.status_code == 401
+    challenge = bearer_challenge(answer.headers.get_list("www-authenticate"))
+    assert challenge is not None and challenge.error is None  # as if no token came at all
 
 
 async def test_a_broader_scope_covers_the_narrower_ones_it_implies() -> None:
