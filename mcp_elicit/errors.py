@@ -7,7 +7,7 @@
     │   ├── ParseError                -32700  the bytes are not JSON
     │   ├── InvalidRequest            -32600  JSON, but not a JSON-RPC request/notification
     │   │   ├── InvalidResponse       -32600  shaped like a response (no method), but malformed
-    │   │   └── PrincipalLimitReached -32600  the caller holds its share of a bounded kind (HTTP 429)
+    │   │   └── PrincipalLimitReached -32600  the caller holds its share, or calls too often (HTTP 429)
     │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
     │   ├── InvalidParams             -32602  params of the wrong shape or type
     │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
@@ -170,7 +170,7 @@ class PrincipalLimitReached(InvalidRequest):
     """The caller holds its whole share of something the server bounds per principal
     (sessions, subscriptions, URL-mode pages; unauthenticated callers are one): its own
     doing, which it can undo, not the server's fault. HTTP 429; ``data`` names the option
-    (``limit``) and its value (``most``). A server at its capacity for everyone is not
+    (``limit``) and its value (``most``; a rate limit: ``retryAfter``, whole seconds). A server at its capacity for everyone is not
     this: that is -32603 with HTTP 503, try again later."""
 
     default_http_status = 429

@@ -22,14 +22,24 @@ from typing import Any, Literal, TypeVar
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import ServerCore, ServerIdentity
 from mcp_elicit.core.tasks import TaskRecord
-from mcp_elicit.errors import ProtocolError
+from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
 from mcp_elicit.server import key_file
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
-from mcp_elicit.server.options import MOST_MS, expect, milliseconds, one_of, seconds, text, whole
+from mcp_elicit.server.options import (
+    MOST_MS,
+    expect,
+    milliseconds,
+    one_of,
+    per_minute,
+    seconds,
+    text,
+    whole,
+)
 from mcp_elicit.server.prompts import PromptDef
+from mcp_elicit.server.rate_limits import ToolCallLimit, default_burst
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import ResourceDef
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
@@ -83,6 +93,8 @@ class Server(Dispatch):
         task_poll: float = 1.0,
         telemetry: bool | Telemetry | None = None,
         redact_tool_errors: bool = False,
+        max_calls_per_minute: float | None = None,
+        call_burst: int | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         name, version = text("name", name), text("version", version)  # type: ignore[assignment]
@@ -137,6 +149,12 @@ class Server(Dispatch):
         flow_ttl = seconds("flow_ttl", flow_ttl)
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
         max_flows_per_principal = whole("max_flows_per_principal", max_flows_per_principal)
+        if max_calls_per_minute is not None:  # None: no rate limit (server.rate_limits)
+            rate = per_minute("max_calls_per_minute", max_calls_per_minute)
+            burst = default_burst(rate) if call_burst is None else whole("call_burst", call_burst)
+            self.call_limit = ToolCallLimit(rate, burst)
+        elif call_burst is not None:
+            raise ConfigError(f"call_burst {call_burst!r}: give max_calls_per_minute too, or leave it out")
         self.name = name
         self._redact_tool_errors = redact_tool_errors  # the property below, once tools exist
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The

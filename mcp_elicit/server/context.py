@@ -29,7 +29,8 @@ Rules:
   ``context_memory``).
 * Progress goes out only when the request carried a progress token, and only above the
   last progress sent for the request (a step reported twice, or going back, sends
-  nothing); log messages only at or above the level the request (or session) asked for.
+  nothing); log messages only at or above the level the request (or session) asked for,
+  at most 100 a second (``core.rate_limit.LogBudget``: past it they are dropped and counted).
 * A ``Context`` works only on its handler's event loop, and only while its request runs
   (``context_guard``): elsewhere, asking is a ``RuntimeError``; progress and logs are
   dropped once the request has ended.
@@ -43,12 +44,14 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
+from mcp_elicit.core.rate_limit import LogBudget
 from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
@@ -89,6 +92,8 @@ class Context(ContextGuard, ContextMemory):
 
     #: The last progress sent for this request (a class default: most requests send none).
     _progress: float | None = None
+    #: How many log messages it may still send (made by the first one sent).
+    _logs: LogBudget | None = None
     #: The first URL-mode step of this request the user declined or cancelled, said as
     #: ``"the user declined ..."`` (None: none). A prompt or resource that then fails with
     #: ``ToolError`` fails by the user's choice: -32600, not -32603 (``dispatch``).
@@ -466,6 +471,14 @@ class Context(ContextGuard, ContextMemory):
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         wanted = self._log_level
         if wanted is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+            return
+        budget = self._logs
+        if budget is None:
+            budget = self._logs = LogBudget()
+        send, notice, worst = budget.take(time.monotonic(), LOG_LEVELS.index(level))
+        if notice is not None:  # at the most severe level dropped: the client asked for that
+            await self._channel.notify("notifications/message", {"level": LOG_LEVELS[worst], "data": notice})
+        if not send:
             return
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:

@@ -50,6 +50,7 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
+from mcp_elicit.server.rate_limits import ToolCallLimit
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource, not_found
 from mcp_elicit.server.rev_2025_11_25 import SessionAsker
@@ -80,6 +81,8 @@ class Dispatch(Catalog):
     tasks: Tasks
     relay: Relay
     subscriptions: Subscriptions
+    #: How often one caller may call tools (``Server(max_calls_per_minute=)``); None: no limit.
+    call_limit: ToolCallLimit | None = None
 
     @property
     def core(self) -> ServerCore:
@@ -347,6 +350,8 @@ class Dispatch(Catalog):
     ) -> Awaitable[dict[str, Any]]:
         """The awaitable answering a ``tools/call`` (a plain method: its checks raise at
         the call, and no coroutine layer only forwards to the tool's)."""
+        if self.call_limit is not None:  # the one test on the path when it is off
+            self.call_limit.check(call, principal, asker)
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):

@@ -28,6 +28,7 @@ __all__ = [
     "loopback_host",
     "milliseconds",
     "one_of",
+    "per_minute",
     "seconds",
     "share",
     "text",
@@ -48,6 +49,13 @@ def seconds(option: str, value: object, *, zero: bool = False) -> float:
         return float(value)  # type: ignore[arg-type]
     least = "0 or more" if zero else "above 0"
     raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, {least}")
+
+
+def per_minute(option: str, value: object) -> float:
+    """``value``, how many of something a minute: a finite number above zero."""
+    if _number(value) and value > 0:  # type: ignore[operator]
+        return float(value)  # type: ignore[arg-type]
+    raise ConfigError(f"{option} {value!r}: expected None (no limit) or a finite number above 0 (a minute)")
 
 
 def milliseconds(option: str, value: object, *, nullable: bool = False) -> int:

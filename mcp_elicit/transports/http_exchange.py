@@ -3,8 +3,8 @@ sends something first) and the small HTTP helpers every route shares.
 
 Rules: a JSON body always carries Content-Length; an SSE response carries
 ``X-Accel-Buffering: no`` and flushes each event as it is sent; an error response has
-the status its error names, and no ``id`` when the request's could not be read. A header
-the server acts on (``Host``, ``Origin``, ``Content-Type``, the ``Mcp-*`` ones...) sent
+the status its error names (a 429 with ``Retry-After`` when its data says when), and no
+``id`` when the request's could not be read. A header the server acts on (``Host``, ``Origin``, ``Content-Type``, the ``Mcp-*`` ones...) sent
 twice with different values is refused, since an intermediary may have acted on the
 other one; ``Accept`` or ``Content-Encoding`` sent twice counts as one list. A response that stays silent a long
 time (a person answering, a page being completed) can be kept alive with SSE comments,
@@ -20,6 +20,8 @@ import contextvars
 import functools
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
+
+import orjson
 
 from mcp_elicit.errors import HeaderMismatch, InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
@@ -46,6 +48,7 @@ __all__ = [
     "no_answer_start",
     "plain",
     "repeated_headers",
+    "retry_after",
     "route_path",
 ]
 
@@ -326,6 +329,8 @@ class Exchange:
     async def _send_json(self, payload: bytes, status: int) -> None:
         send = self.send
         headers = [_JSON_TYPE, (b"content-length", b"%d" % len(payload))]  # json_headers, without its call
+        if status == 429:
+            headers += retry_after(payload)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
 
@@ -341,8 +346,21 @@ async def error_response(send: Send, rid: jsonrpc.RequestId | None, exc: Protoco
         else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
     )
     body = jsonrpc.encode_error(rid, exc)
-    await send({"type": "http.response.start", "status": status, "headers": json_headers(body)})
+    headers = json_headers(body) + (retry_after(body) if status == 429 else [])
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def retry_after(payload: bytes) -> list[tuple[bytes, bytes]]:
+    """A 429 error's Retry-After header, from its ``data.retryAfter`` (whole seconds, as
+    a rate limit refusal says); none when it has no such value."""
+    try:
+        after = orjson.loads(payload)["error"]["data"]["retryAfter"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return []
+    if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
+        return [(b"retry-after", b"%d" % after)]
+    return []
 
 
 async def accepted(send: Send) -> None:

@@ -1,0 +1,78 @@
+"""How often one caller may call tools: ``Server(max_calls_per_minute=, call_burst=)``.
+
+Rules:
+
+* Off unless ``max_calls_per_minute`` is given; then each caller makes at most
+  ``call_burst`` ``tools/call`` requests at once (a tenth of the minute's, at least one,
+  when not given), then one each ``60 / max_calls_per_minute`` seconds (``CallLimit``,
+  the core's GCRA, on a monotonic clock). Every ``tools/call`` counts, an unknown tool's
+  or a malformed one's too: a flood of them costs the server as much.
+* A caller is what each principal's share of sessions and tasks is keyed by: the
+  authenticated principal (all of its sessions and requests); without authentication, a
+  2025-11-25 (or earlier) session on its own, and every other request together (stdio: the
+  one client of the process; HTTP: every unauthenticated 2026-07-28 caller as one).
+* A 2026-07-28 ``tools/call`` carrying ``requestState`` is a later round of a call already
+  counted (a person answered its questions): never counted, never refused. A state that
+  does not open is refused before any handler runs; one that opens is bound to its
+  principal, tool and arguments and lapses after ``state_ttl``.
+* A refused call is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
+  on 2026-07-28, with Retry-After), saying in how many whole seconds to try again, which
+  ``data.retryAfter`` holds too. Nothing of the handler runs.
+* The count is this process's: instances sharing a store each count on their own.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable
+
+from mcp_elicit.core.rate_limit import CallLimit
+from mcp_elicit.core.server import Call
+from mcp_elicit.errors import PrincipalLimitReached
+from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.questions import Asker
+from mcp_elicit.server.rev_2025_11_25 import SessionAsker
+
+__all__ = ["ToolCallLimit", "default_burst"]
+
+#: The option a refusal names.
+OPTION = "max_calls_per_minute"
+
+
+def default_burst(per_minute: float) -> int:
+    """A tenth of a minute's calls, at least one (as a principal's share is a tenth)."""
+    return max(1, math.floor(per_minute / 10))
+
+
+class ToolCallLimit:
+    """The server's ``tools/call`` rate limit, per caller."""
+
+    __slots__ = ("burst", "clock", "limit", "per_minute")
+
+    def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self.burst = burst
+        self.clock = clock
+        self.limit = CallLimit(per_minute / 60.0, burst)
+
+    def check(self, call: Call, principal: Principal | None, asker: Asker | None) -> None:
+        """Count ``call``, or raise ``PrincipalLimitReached`` saying when to try again."""
+        if call.modern and "requestState" in call.params:
+            return
+        if principal is not None:
+            key: Hashable = ("principal", principal.subject)
+            who = f"principal {principal.subject!r}"
+        elif isinstance(asker, SessionAsker):
+            key, who = ("session", asker.session.id), "this session"
+        else:
+            key, who = None, "unauthenticated callers"
+        wait = self.limit.take(key, self.clock())
+        if wait:
+            after = max(1, math.ceil(wait))
+            burst = f", {self.burst} at once" if self.burst > 1 else ""
+            raise PrincipalLimitReached(
+                f"Too many tool calls: {who} may make {self.per_minute:g} a minute{burst} "
+                f"({OPTION}); try again in {after} s",
+                {"limit": OPTION, "most": self.per_minute, "retryAfter": after},
+            )

@@ -1,0 +1,195 @@
+"""``Server(max_calls_per_minute=, call_burst=)``: how often one caller may call tools, over
+real HTTP on 127.0.0.1 and a real stdio subprocess, at both revisions; and the bound on a
+request's log messages. Every limit here allows two calls at once, then one a minute, so
+the third call at once is refused however slow the machine: no test waits for a refill."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.auth import StaticTokens
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.http import McpHttp, meta
+from support.procs import stdio_process, uvicorn_server
+from support.sessions import ask_name_server, open_session
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+SERVER = Path(__file__).with_name("rate_limited_server.py")
+
+
+def limited(**options: Any) -> Server:
+    app = ask_name_server("rate-limited", max_calls_per_minute=1, call_burst=2, **options)
+
+    @app.tool()
+    async def hello() -> str:
+        return "hello"
+
+    return app
+
+
+def refused_for(error: dict[str, Any], who: str) -> int:
+    """The seconds a rate limit refusal says to wait, checked against what it must say."""
+    assert error["code"] == -32600
+    after = error["data"]["retryAfter"]
+    assert isinstance(after, int) and 1 <= after <= 60
+    assert error["data"]["limit"] == "max_calls_per_minute"
+    assert error["message"] == (
+        f"Too many tool calls: {who} may make 1 a minute, 2 at once (max_calls_per_minute); "
+        f"try again in {after} s"
+    )
+    return after
+
+
+async def test_http_2026_the_third_call_at_once_is_429_with_retry_after(wire: WireChecker) -> None:
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        for _ in range(2):
+            done = await mcp.call("hello", {})
+            assert done.status == 200 and done.message["result"]["content"][0]["text"] == "hello"
+        refused = await mcp.call("hello", {})
+        assert refused.status == 429
+        after = refused_for(refused.message["error"], "unauthenticated callers")
+        assert refused.headers["retry-after"] == str(after)
+        unknown = await mcp.call("nope", {})  # every call counts: a flood of bad ones costs too
+        assert unknown.status == 429
+        listed = await mcp.request("tools/list")  # other methods are not limited
+        assert listed.status == 200 and "result" in listed.message
+
+
+async def test_http_2026_each_principal_has_its_own_budget(wire: WireChecker) -> None:
+    app = limited(auth=StaticTokens({"token-ann": "ann", "token-bob": "bob"}))
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        ann = {"authorization": "Bearer token-ann"}
+        bob = {"authorization": "Bearer token-bob"}
+        for _ in range(2):
+            assert (await mcp.call("hello", {}, headers=ann)).status == 200
+        refused = await mcp.call("hello", {}, headers=ann)
+        assert refused.status == 429
+        refused_for(refused.message["error"], "principal 'ann'")
+        assert (await mcp.call("hello", {}, headers=bob)).status == 200
+
+
+async def test_http_2026_answering_a_question_is_never_refused(wire: WireChecker) -> None:
+    """The round that carries a person's answer belongs to a call already counted."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        caps = meta(capabilities={"elicitation": {"form": {}}})
+        asked = (await mcp.call("ask_name", {}, meta_=caps)).message["result"]
+        assert asked["resultType"] == "input_required"
+        assert (await mcp.call("hello", {})).status == 200
+        assert (await mcp.call("hello", {})).status == 429  # the budget is spent
+        (key,) = asked["inputRequests"]
+        answer = {"action": "accept", "content": {"name": "Ada"}}
+        retry = {"inputResponses": {key: answer}, "requestState": asked["requestState"]}
+        done = await mcp.call("ask_name", {}, meta_=caps, extra=retry)
+        assert done.status == 200
+        assert done.message["result"]["content"][0]["text"] == "hello Ada"
+
+
+async def test_http_2025_each_session_has_its_own_budget(wire_2025: WireChecker) -> None:
+    """Without authentication, a 2025-11-25 session is the caller; in a session every
+    JSON-RPC error is a 200 response, as the revision's other errors are."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        first = await open_session(http, running.url, wire_2025)
+        second = await open_session(http, running.url, wire_2025)
+
+        async def call(headers: dict[str, str], rid: int) -> httpx.Response:
+            body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": "hello"}}
+            wire_2025.request(body)
+            return await http.post(running.url, json=body, headers={**headers, "accept": "application/json"})
+
+        for rid in (1, 2):
+            assert (await call(first, rid)).json()["result"]["content"][0]["text"] == "hello"
+        refused = await call(first, 3)
+        assert refused.status_code == 200 and "retry-after" not in refused.headers
+        wire_2025.response("tools/call", refused.json())
+        refused_for(refused.json()["error"], "this session")
+        assert "result" in (await call(second, 4)).json()
+
+
+def call(rid: int, name: str, *, modern: bool = False, **arguments: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if modern:
+        params["_meta"] = meta(**{"io.modelcontextprotocol/logLevel": "info"})
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+async def test_stdio_at_both_revisions(tmp_path: Path, wire: WireChecker, wire_2025: WireChecker) -> None:
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        for rid in (1, 2):
+            await stdio.send(call(rid, "hello", modern=True))
+            assert (await stdio.until(rid))[0]["result"]["content"][0]["text"] == "hello"
+        await stdio.send(call(3, "hello", modern=True))
+        refused = (await stdio.until(3))[0]
+        wire.response("tools/call", refused)
+        refused_for(refused["error"], "unauthenticated callers")
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        await stdio.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+        await stdio.until(0)
+        await stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for rid in (1, 2):
+            await stdio.send(call(rid, "hello"))
+            assert "result" in (await stdio.until(rid))[0]
+        await stdio.send(call(3, "hello"))
+        refused = (await stdio.until(3))[0]
+        wire_2025.response("tools/call", refused)
+        refused_for(refused["error"], "this session")
+
+
+async def test_stdio_log_messages_past_the_bound_are_dropped_and_counted(
+    tmp_path: Path, wire: WireChecker
+) -> None:
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        await stdio.send(call(1, "chatty", modern=True, count=300))
+        done, before = await stdio.until(1, within=30)
+        assert done["result"]["content"][0]["text"] == "done"
+        for message in before:
+            wire.notification(message)
+        said = [m["params"]["data"] for m in before]
+        lines = [s for s in said if s.startswith("line ")]
+        told = [s for s in said if "dropped" in s]
+        assert 100 <= len(lines) < 300
+        assert told[0] == "log messages past 100 a second are dropped for this request"
+        dropped = sum(int(s.split()[0]) for s in told[1:])
+        assert len(told) >= 2 and len(lines) + dropped == 300  # every one sent or counted
+        assert said[-1] == "last" and said[-2] == told[-1]
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({"max_calls_per_minute": 0}, "max_calls_per_minute 0: expected None (no limit) or a finite"),
+        ({"max_calls_per_minute": float("inf")}, "max_calls_per_minute inf: expected"),
+        ({"max_calls_per_minute": True}, "max_calls_per_minute True: expected"),
+        ({"max_calls_per_minute": "60"}, "max_calls_per_minute '60': expected"),
+        ({"max_calls_per_minute": 60, "call_burst": 0}, "call_burst 0: expected a whole number"),
+        ({"call_burst": 5}, "call_burst 5: give max_calls_per_minute too"),
+    ],
+)
+def test_a_limit_that_cannot_work_is_a_config_error(options: dict[str, Any], said: str) -> None:
+    with pytest.raises(ConfigError, match=said.replace("(", r"\(").replace(")", r"\)")):
+        Server("x", **options)
+
+
+def test_the_burst_is_a_tenth_of_the_minute_unless_given() -> None:
+    assert Server("x").call_limit is None
+    limit = Server("x", max_calls_per_minute=600).call_limit
+    assert limit is not None and limit.burst == 60
+    limit = Server("x", max_calls_per_minute=5).call_limit
+    assert limit is not None and limit.burst == 1
+    limit = Server("x", max_calls_per_minute=5, call_burst=7).call_limit
+    assert limit is not None and limit.burst == 7
