@@ -74,5 +74,10 @@ class ToolCallLimit:
             raise PrincipalLimitReached(
                 f"Too many tool calls: {who} may make {self.per_minute:g} a minute{burst} "
                 f"({OPTION}); try again in {after} s",
-                {"limit": OPTION, "most": self.per_minute, "retryAfter": after},
+                {"limit": OPTION, "most": _number(self.per_minute), "retryAfter": after},
             )
+
+
+def _number(value: float) -> int | float:
+    """A whole number as an integer on the wire (``60``, not ``60.0``)."""
+    return int(value) if value.is_integer() else value
