@@ -172,6 +172,14 @@ def _parser() -> argparse.ArgumentParser:
         "Server(redact_tool_errors=True) does)",
     )
     serve.add_argument(
+        "--max-calls-per-minute",
+        type=float,
+        metavar="N",
+        help="limit how often one caller (a principal; else a session, or every other caller "
+        "together) calls tools: a tenth of N at once, then N a minute (as "
+        "Server(max_calls_per_minute=N) does, replacing the server's own limit)",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error"],
@@ -245,6 +253,11 @@ def _serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     if args.redact_tool_errors:  # else the server's own setting stays
         server.redact_tool_errors = True
+    if args.max_calls_per_minute is not None:
+        try:
+            server.limit_tool_calls(args.max_calls_per_minute)
+        except ConfigError as exc:
+            raise CliError(f"--max-calls-per-minute: {exc}", exit_code=2) from None
     keys = _state_keys(args.state_key_file)
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)

@@ -149,12 +149,7 @@ class Server(Dispatch):
         flow_ttl = seconds("flow_ttl", flow_ttl)
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
         max_flows_per_principal = whole("max_flows_per_principal", max_flows_per_principal)
-        if max_calls_per_minute is not None:  # None: no rate limit (server.rate_limits)
-            rate = per_minute("max_calls_per_minute", max_calls_per_minute)
-            burst = default_burst(rate) if call_burst is None else whole("call_burst", call_burst)
-            self.call_limit = ToolCallLimit(rate, burst)
-        elif call_burst is not None:
-            raise ConfigError(f"call_burst {call_burst!r}: give max_calls_per_minute too, or leave it out")
+        self.limit_tool_calls(max_calls_per_minute, call_burst)
         self.name = name
         self._redact_tool_errors = redact_tool_errors  # the property below, once tools exist
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
@@ -233,6 +228,21 @@ class Server(Dispatch):
             clock,
             changed=lambda state: self.subscriptions.publish("notifications/tasks", state),
         )
+
+    def limit_tool_calls(self, max_calls_per_minute: float | None, call_burst: int | None = None) -> None:
+        """How often one caller may call tools, as the options of the same names (None: no
+        limit; see ``server.rate_limits``); counting starts anew. ``ConfigError`` for a value
+        that cannot work, or a ``call_burst`` without a rate."""
+        if max_calls_per_minute is None:
+            if call_burst is not None:
+                raise ConfigError(
+                    f"call_burst {call_burst!r}: give max_calls_per_minute too, or leave it out"
+                )
+            self.call_limit = None
+            return
+        rate = per_minute("max_calls_per_minute", max_calls_per_minute)
+        burst = default_burst(rate) if call_burst is None else whole("call_burst", call_burst)
+        self.call_limit = ToolCallLimit(rate, burst)
 
     def set_state_keys(self, keys: KeyRing) -> None:
         """Seal ``requestState`` with ``keys`` (shared by every instance behind one URL)."""

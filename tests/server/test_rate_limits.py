@@ -17,12 +17,13 @@ from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp, meta
-from support.procs import stdio_process, uvicorn_server
+from support.procs import refused_at_start, stdio_process, uvicorn_server
 from support.sessions import ask_name_server, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).with_name("rate_limited_server.py")
+UNLIMITED = Path(__file__).with_name("old_revisions_server.py")
 
 
 def limited(**options: Any) -> Server:
@@ -193,3 +194,32 @@ def test_the_burst_is_a_tenth_of_the_minute_unless_given() -> None:
     assert limit is not None and limit.burst == 1
     limit = Server("x", max_calls_per_minute=5, call_burst=7).call_limit
     assert limit is not None and limit.burst == 7
+
+
+def test_the_limit_can_be_set_later_and_taken_off() -> None:
+    app = Server("x", max_calls_per_minute=60)
+    app.limit_tool_calls(120, 5)
+    assert app.call_limit is not None and (app.call_limit.per_minute, app.call_limit.burst) == (120, 5)
+    app.limit_tool_calls(None)
+    assert app.call_limit is None
+    with pytest.raises(ConfigError, match="call_burst 5: give max_calls_per_minute too"):
+        app.limit_tool_calls(None, 5)
+
+
+async def test_serve_sets_the_limit_of_a_server_without_one(tmp_path: Path, wire: WireChecker) -> None:
+    """``--max-calls-per-minute 1``: one call at once (a tenth of one, at least one)."""
+    async with stdio_process(UNLIMITED, log_dir=tmp_path, args=("--max-calls-per-minute", "1")) as stdio:
+        await stdio.send(call(1, "can_ask", modern=True))
+        assert "result" in (await stdio.until(1))[0]
+        await stdio.send(call(2, "can_ask", modern=True))
+        refused = (await stdio.until(2))[0]
+        wire.response("tools/call", refused)
+        assert refused["error"]["message"].startswith(
+            "Too many tool calls: unauthenticated callers may make 1 a minute (max_calls_per_minute)"
+        )
+
+
+@pytest.mark.parametrize("value", ["0", "nan", "-5"])
+def test_serve_refuses_a_limit_that_cannot_work(value: str) -> None:
+    done = refused_at_start(["serve", str(UNLIMITED), "--max-calls-per-minute", value], value)
+    assert f"--max-calls-per-minute: max_calls_per_minute {float(value)!r}: expected None" in done.stderr
