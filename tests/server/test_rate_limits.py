@@ -5,18 +5,20 @@ the third call at once is refused however slow the machine: no test waits for a 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.http import McpHttp, meta
+from support.http import McpHttp, meta, parse_sse
 from support.procs import refused_at_start, stdio_process, uvicorn_server
 from support.sessions import ask_name_server, open_session
 from support.wire import WireChecker
@@ -168,6 +170,40 @@ async def test_stdio_log_messages_past_the_bound_are_dropped_and_counted(
         dropped = sum(int(s.split()[0]) for s in told[1:])
         assert len(told) >= 2 and len(lines) + dropped == 300  # every one sent or counted
         assert said[-1] == "last" and said[-2] == told[-1]
+
+
+async def test_http_2025_a_sessions_log_messages_are_bounded_too(wire_2025: WireChecker) -> None:
+    """Over a 2025-11-25 session's request stream, at the level the session set: the same
+    bound, the same notices (at the level of what was dropped)."""
+    app = Server("chatty")
+
+    @app.tool()
+    async def chatty(ctx: Context) -> str:
+        for n in range(300):
+            await ctx.warning(f"line {n}")
+        await asyncio.sleep(1.1)  # the budget is whole again: the last line goes, the count with it
+        await ctx.warning("last")
+        return "done"
+
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+        session = await open_session(http, running.url, wire_2025)
+        level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "warning"}}
+        assert "result" in (await http.post(running.url, json=level, headers=session)).json()
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty"}}
+        answered = await http.post(running.url, json=body, headers=session)
+        messages = [orjson.loads(data) for data in parse_sse(answered.text) if data]  # not the priming event
+    *notes, done = messages
+    wire_2025.response("tools/call", done)
+    assert done["result"]["content"][0]["text"] == "done"
+    for note in notes:
+        wire_2025.notification(note)
+        assert note["params"]["level"] == "warning"
+    said = [n["params"]["data"] for n in notes]
+    lines = [s for s in said if s.startswith("line ")]
+    told = [s for s in said if "dropped" in s]
+    assert told[0] == "log messages past 100 a second are dropped for this request"
+    assert len(lines) + sum(int(s.split()[0]) for s in told[1:]) == 300
+    assert said[-2:] == [told[-1], "last"]
 
 
 @pytest.mark.parametrize(
