@@ -7,7 +7,9 @@ Rules: a protocol fault is a JSON-RPC error with its code and HTTP status; a rep
 mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is -32603
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
-value JSON cannot carry (logged; the request is answered all the same). An unknown tool
+value JSON cannot carry (logged; the request is answered all the same). A ``tools/call``
+past its caller's rate limit is refused before anything else of it (``server.rate_limits``:
+an unknown tool's counts too). An unknown tool
 is -32602 "Unknown tool: NAME" (NAME inert and cut short; a protocol error in both revisions' specifications, not a
 tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 "Unknown
 prompt: NAME" alike, and an unknown URI's NAME is cut and inert too. A prompt or resource that needs a URL-mode step

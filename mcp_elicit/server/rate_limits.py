@@ -11,10 +11,11 @@ Rules:
   authenticated principal (all of its sessions and requests); without authentication, a
   2025-11-25 (or earlier) session on its own, and every other request together (stdio: the
   one client of the process; HTTP: every unauthenticated 2026-07-28 caller as one).
-* A 2026-07-28 ``tools/call`` carrying ``requestState`` is a later round of a call already
-  counted (a person answered its questions): never counted, never refused. A state that
-  does not open is refused before any handler runs; one that opens is bound to its
-  principal, tool and arguments and lapses after ``state_ttl``.
+* A 2026-07-28 ``tools/call`` carrying a ``requestState`` (a string: null is no state, and
+  runs as a first call) is a later round of a call already counted (a person answered its
+  questions): never counted, never refused. A state that does not open is refused before
+  any handler runs; one that opens is bound to its principal, tool and arguments and
+  lapses after ``state_ttl``.
 * A refused call is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
   on 2026-07-28, with Retry-After), saying in how many whole seconds to try again, which
   ``data.retryAfter`` holds too. Nothing of the handler runs.
@@ -58,7 +59,7 @@ class ToolCallLimit:
 
     def check(self, call: Call, principal: Principal | None, asker: Asker | None) -> None:
         """Count ``call``, or raise ``PrincipalLimitReached`` saying when to try again."""
-        if call.modern and "requestState" in call.params:
+        if call.modern and isinstance(call.params.get("requestState"), str):  # null is no state
             return
         if principal is not None:
             key: Hashable = ("principal", principal.subject)

@@ -98,6 +98,19 @@ async def test_http_2026_answering_a_question_is_never_refused(wire: WireChecker
         assert done.message["result"]["content"][0]["text"] == "hello Ada"
 
 
+async def test_http_2026_a_state_that_is_no_state_exempts_nothing(wire: WireChecker) -> None:
+    """``requestState`` null (no state: the call runs as a first one) is counted; one that
+    does not open is refused (-32602) before any handler runs, and counts for nothing."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        for _ in range(2):
+            assert (await mcp.call("hello", {}, extra={"requestState": None}, malformed=True)).status == 200
+        refused = await mcp.call("hello", {}, extra={"requestState": None}, malformed=True)
+        assert refused.status == 429
+        forged = await mcp.call("hello", {}, extra={"requestState": "forged"})
+        assert forged.message["error"]["code"] == -32602, forged.message
+
+
 async def test_http_2025_each_session_has_its_own_budget(wire_2025: WireChecker) -> None:
     """Without authentication, a 2025-11-25 session is the caller; in a session every
     JSON-RPC error is a 200 response, as the revision's other errors are."""
