@@ -13,9 +13,11 @@ Rules:
   one client of the process; HTTP: every unauthenticated 2026-07-28 caller as one).
 * A 2026-07-28 ``tools/call`` carrying a ``requestState`` (a string: null is no state, and
   runs as a first call) is a later round of a call already counted (a person answered its
-  questions): never counted, never refused. A state that does not open is refused before
-  any handler runs; one that opens is bound to its principal, tool and arguments and
-  lapses after ``state_ttl``.
+  questions): it is not counted as a call, so answering is never refused for the calls
+  made. Rounds have a budget of their own, ``ROUNDS`` (10) times the calls' (rate and
+  burst): far above a person's pace, it bounds a script sending states again (each state
+  that opens runs the tool from its start, and asking again seals a new one). A state
+  that does not open is refused before any handler runs.
 * A refused call is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
   on 2026-07-28, with Retry-After), saying in how many whole seconds to try again, which
   ``data.retryAfter`` holds too. Nothing of the handler runs.
@@ -39,6 +41,8 @@ __all__ = ["ToolCallLimit", "default_burst"]
 
 #: The option a refusal names.
 OPTION = "max_calls_per_minute"
+#: How many times a call's budget its later rounds have (the rounds carrying answers).
+ROUNDS = 10
 
 
 def default_burst(per_minute: float) -> int:
@@ -47,20 +51,19 @@ def default_burst(per_minute: float) -> int:
 
 
 class ToolCallLimit:
-    """The server's ``tools/call`` rate limit, per caller."""
+    """The server's ``tools/call`` rate limit, per caller; later rounds apart."""
 
-    __slots__ = ("burst", "clock", "limit", "per_minute")
+    __slots__ = ("burst", "calls", "clock", "per_minute", "rounds")
 
     def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self.burst = burst
         self.clock = clock
-        self.limit = CallLimit(per_minute / 60.0, burst)
+        self.calls = CallLimit(per_minute / 60.0, burst)
+        self.rounds = CallLimit(ROUNDS * per_minute / 60.0, ROUNDS * burst)
 
     def check(self, call: Call, principal: Principal | None, asker: Asker | None) -> None:
         """Count ``call``, or raise ``PrincipalLimitReached`` saying when to try again."""
-        if call.modern and isinstance(call.params.get("requestState"), str):  # null is no state
-            return
         if principal is not None:
             key: Hashable = ("principal", principal.subject)
             who = f"principal {principal.subject!r}"
@@ -68,14 +71,19 @@ class ToolCallLimit:
             key, who = ("session", asker.session.id), "this session"
         else:
             key, who = None, "unauthenticated callers"
-        wait = self.limit.take(key, self.clock())
+        later = call.modern and isinstance(call.params.get("requestState"), str)  # null is no state
+        wait = (self.rounds if later else self.calls).take(key, self.clock())
         if wait:
             after = max(1, math.ceil(wait))
-            burst = f", {self.burst} at once" if self.burst > 1 else ""
+            times = ROUNDS if later else 1
+            what = "later rounds of tool calls" if later else "tool calls"
+            most = f"{times * self.per_minute:g} a minute" + (
+                f", {times * self.burst} at once" if times * self.burst > 1 else ""
+            )
+            option = f"{ROUNDS} times {OPTION}" if later else OPTION
             raise PrincipalLimitReached(
-                f"Too many tool calls: {who} may make {self.per_minute:g} a minute{burst} "
-                f"({OPTION}); try again in {after} s",
-                {"limit": OPTION, "most": _number(self.per_minute), "retryAfter": after},
+                f"Too many {what}: {who} may make {most} ({option}); try again in {after} s",
+                {"limit": OPTION, "most": _number(times * self.per_minute), "retryAfter": after},
             )
 
 

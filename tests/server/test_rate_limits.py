@@ -98,6 +98,28 @@ async def test_http_2026_answering_a_question_is_never_refused(wire: WireChecker
         assert done.message["result"]["content"][0]["text"] == "hello Ada"
 
 
+async def test_http_2026_sending_states_again_and_again_is_bounded(wire: WireChecker) -> None:
+    """Later rounds have ten times the calls' budget (20 at once here): a script sending a
+    state again and again (each time asked again, with a new state) is refused past it."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        caps = meta(capabilities={"elicitation": {"form": {}}})
+        state = (await mcp.call("ask_name", {}, meta_=caps)).message["result"]["requestState"]
+        for _ in range(20):
+            again = await mcp.call("ask_name", {}, meta_=caps, extra={"requestState": state})
+            assert again.message["result"]["resultType"] == "input_required"
+            state = again.message["result"]["requestState"]
+        refused = await mcp.call("ask_name", {}, meta_=caps, extra={"requestState": state})
+        assert refused.status == 429
+        error = refused.message["error"]
+        assert error["message"].startswith(
+            "Too many later rounds of tool calls: unauthenticated callers may make 10 a minute, "
+            "20 at once (10 times max_calls_per_minute); try again in "
+        )
+        assert refused.headers["retry-after"] == str(error["data"]["retryAfter"])
+        assert (await mcp.call("hello", {})).status == 200  # the calls' budget is apart
+
+
 async def test_http_2026_a_state_that_is_no_state_exempts_nothing(wire: WireChecker) -> None:
     """``requestState`` null (no state: the call runs as a first one) is counted; one that
     does not open is refused (-32602) before any handler runs, and counts for nothing."""
