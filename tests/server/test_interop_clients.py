@@ -181,6 +181,21 @@ def test_forms_rounds_prompts_and_resources(
     assert len(report["asked"]) == 7
 
 
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+def test_a_required_field_left_out_takes_its_default(
+    request: pytest.FixtureRequest, tmp_path: Path, where: HttpProcess | None, era: str
+) -> None:
+    """The SDK hands its callback the schema and sends what the callback returns, so a
+    callback that sets only what the person changed leaves out the fields with defaults
+    (required ones: `Boolean(default=False)` is required unless it says otherwise). The
+    answer is the form's defaults for them, not "is required" twice and then cancel."""
+    typed = {k: v for k, v in PROFILE.items() if k not in ("newsletter", "size")}
+    answers = [{"action": "accept", "content": typed}]
+    report = run(request, tmp_path, plan_for("python", era, where, [call("profile")], answers))
+    assert json.loads(text(report["results"][0])) == {**typed, "newsletter": False, "size": "M"}
+    assert len(report["asked"]) == 1  # not asked again
+
+
 def test_each_retry_is_a_new_request_carrying_the_answers_and_the_state(
     request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess
 ) -> None:
