@@ -406,6 +406,8 @@ async def run_request(
     except Exception as exc:
         error = await explain(exc, target, observed, during=during)
         error = unfollowed(error, exc, str(target), observed.revision, nobody_answers=answerer is None)
+        if isinstance(answerer, Recorded):
+            error = answerer.unfinished(error, exc)
         if getattr(exc, "code", None) == MethodNotFound.code and _CAPABILITY[method] not in offered:
             error = CheckFailed(
                 f"{error}\nThe server declares no {_CAPABILITY[method]} capability: it offers none. "

@@ -15,13 +15,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from mcp_elicit.cli import page_wait
 from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said, write
 from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import check_elicit_answer
-from mcp_elicit.errors import FormValidationError
+from mcp_elicit.errors import CliError, FormValidationError, RequestTimeout
 from mcp_elicit.ui.form_text import clean
 
 __all__ = ["Recorded", "url_lines"]
@@ -103,6 +104,21 @@ class Recorded:
             self._print(request, answer, not_sent)
         return raw
 
+    def unfinished(self, error: CliError, exc: BaseException) -> CliError:
+        """``error`` with what to do added when the request ran out of time after a page was
+        accepted during it: at 2025-11-25 the server's request waits in place for the page to
+        be finished, which accepting it (a script's at once) does not do."""
+        sites = sorted({urlsplit(r["url"]).hostname or "?" for r in self.rounds if _accepted_page(r)})
+        if not isinstance(exc, RequestTimeout) or not sites:
+            return error
+        pages = f"page at {sites[0]}" if len(sites) == 1 else f"pages at {', '.join(sites)}"
+        return type(error)(
+            f"{error}\nThe server may be waiting for the {clean(pages)} that was accepted to be finished: "
+            "accepting a page does not finish it. Finish the page, or decline pages nobody will finish "
+            '(an --answers entry {"mode": "url", "action": "decline"}).',
+            exit_code=error.exit_code,
+        )
+
     async def url_done(self, request: ElicitationRequest) -> None:
         done = getattr(self.inner, "url_done", None)  # optional: done at once without it
         if done is not None:
@@ -124,6 +140,10 @@ class Recorded:
             lines.append(f"  not sent: {clean(given)} (it does not fit the form: {clean(why)})")
         lines.append(f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}")
         write("\n".join(lines), sys.stderr)
+
+
+def _accepted_page(entry: Mapping[str, Any]) -> bool:
+    return entry["mode"] == "url" and entry["action"] == "accept" and isinstance(entry.get("url"), str)
 
 
 def url_lines(url: str, server: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -85,3 +86,39 @@ async def test_a_slow_page_is_waited_for_and_said_once(tmp_path: Path) -> None:
     said = [m for line in err if (m := WAITING.match(line.rstrip("\n")))]
     assert [m.group(1) for m in said] == ["127.0.0.1"], "said once, naming the page's host"
     assert sum(state_only(line) for line in err) > RoundLimits().max_state_only
+
+
+def test_a_call_timed_out_while_an_accepted_page_is_unfinished_says_so(tmp_path: Path) -> None:
+    """2025-11-25: the script accepts the page and nobody finishes it, so the server's request
+    waits in place for the page and the call runs out of --timeout. The failure says the
+    server may be waiting for that page, not only that it may be slow."""
+    answers = tmp_path / "url_accept.json"
+    answers.write_text(json.dumps({"answers": [{"mode": "url"}]}))
+    argv = [
+        *cli(),
+        "call",
+        "use_key",
+        "--protocol",
+        "2025-11-25",
+        "--timeout",
+        "5",
+        "--answers",
+        str(answers),
+    ]
+    done = subprocess.run(
+        [*argv, "--", *cli(), "serve", str(SERVER)],
+        cwd=str(ROOT),
+        env={**_env(), "MCP_ELICIT_STORE": "memory://"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "The server may be waiting for the page at 127.0.0.1 that was accepted to be finished: "
+        "accepting a page does not finish it. Finish the page, or decline pages nobody will finish "
+        '(an --answers entry {"mode": "url", "action": "decline"}).'
+    ), done.stderr[-3000:]
