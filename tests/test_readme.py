@@ -144,6 +144,26 @@ class Done:
     err: str
 
 
+def test_client_py_books_through_app_py(app_py: Path) -> None:
+    """The README's ``client.py``, saved beside ``app.py`` and run as a user runs it."""
+    (app_py.parent / "client.py").write_text(block_starting("python", "# client.py").text, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "client.py"],
+        cwd=app_py.parent,
+        env=environ(app_py.parent),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=2 * RUN_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "bookings asks: How many people, and when? ('guests', 'date', 'seating')",
+        "Booked noma for 2 on Thursday 24 December",
+    ], done.stdout
+
+
 def environ(home: Path) -> dict[str, str]:
     """This environment, with the user's state and data directories moved to ``home``."""
     env = dict(os.environ)

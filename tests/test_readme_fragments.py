@@ -42,6 +42,7 @@ def run_fragment(block: Block, names: Mapping[str, Any], *, offline: bool = Fals
 
 FRAGMENTS = {
     "# app.py": "test_app_py_*",
+    "# client.py": "test_client_py_books_through_app_py",
     "import os": "test_the_client_sign_in_fragment",
     "from mcp_elicit.server.auth import ResourceMetadata": "test_the_resource_metadata_fragment",
     "from mcp_elicit import Boolean, Choice, Form": "test_the_form_fragment",
