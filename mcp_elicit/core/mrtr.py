@@ -15,6 +15,8 @@ Rules:
 * A key names one question in a run of the handler: a second question under a key
   already asked (a fixed ``key=`` in a loop) is ``key_reused``, on every revision, since
   here it would be handed the first one's answer.
+* An accepted form answer that leaves out a required field the question was sent with a
+  default for takes that default (``sent_defaults``), as a client that pre-fills it sends.
 * A fresh answer (from ``inputResponses``) is checked against the question asked *now*:
   the form schema for elicitation, the result shape for sampling and roots. A bad
   elicitation answer re-asks the question with a note saying what was wrong (a person
@@ -47,6 +49,7 @@ Rules:
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import itertools
 from collections.abc import Mapping
@@ -392,6 +395,25 @@ def key_reused(key: str, *, given: bool = False) -> ReplayMismatchError:
     )
 
 
+def sent_defaults(ask: Ask, content: object) -> object:
+    """An accepted form answer with each required field it leaves out (or sends as null)
+    that the question as sent gave a default: that default, which a client that supports
+    defaults pre-fills and the person kept. Only those sent: at 2025-06-18, where only a
+    boolean's is, the others stay "is required", as the person never saw them."""
+    sent = ask.params.get("requestedSchema")
+    if not isinstance(content, dict) or not isinstance(sent, dict):
+        return content
+    properties = sent.get("properties", {})
+    missing = [
+        name
+        for name in sent.get("required", ())
+        if content.get(name) is None and "default" in properties.get(name, {})
+    ]
+    if not missing:
+        return content
+    return {**content, **{name: copy.deepcopy(properties[name]["default"]) for name in missing}}
+
+
 def check_answer(ask: Ask, raw: object) -> Any:
     """Check one ``inputResponses`` entry against its question; return the clean answer."""
     if not isinstance(raw, dict):
@@ -406,7 +428,7 @@ def check_answer(ask: Ask, raw: object) -> Any:
             return {"action": action}
         content = raw.get("content")
         try:
-            clean = schema.admit({} if content is None else content)
+            clean = schema.admit(sent_defaults(ask, {} if content is None else content))
         except FormValidationError as exc:
             raise InvalidAnswer(str(exc), fields=[problem.field for problem in exc.problems]) from None
         return {"action": "accept", "content": clean}

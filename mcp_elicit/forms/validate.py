@@ -16,8 +16,7 @@ Rules:
   and one beyond what a float holds is refused; str/int subclasses (``StrEnum``
   members) become plain ``str``/``int``.
 - A value of ``None`` (JSON ``null``) counts as absent: it is dropped for an optional
-  field, a required one with a default takes that default (what a client that supports
-  defaults would have pre-filled and sent), and a required one without is "is required".
+  field and "is required" for a required one.
 - Unknown keys are dropped. Every problem is reported, one per field, in field order.
   A message shows at most the first 40 characters of a value the answer gave.
 - Lengths count code points (a message for a wrong length says so where a person would
@@ -296,13 +295,6 @@ def compile_field(spec: FieldSpec) -> Checker:
     return _multi_choice(spec)
 
 
-def _fallback(spec: FieldSpec) -> Any:
-    """The value a required field left out of an answer takes: its default (a fresh list
-    for a multi-choice), or None when it has none."""
-    default = spec.default
-    return list(default) if isinstance(default, tuple) else default
-
-
 class FormValidator:
     """Validation, defaults and per-field checks for one ordered set of fields."""
 
@@ -312,9 +304,8 @@ class FormValidator:
         plan = []
         for spec in fields:
             missing = ValidationProblem(spec.name, "is required") if spec.required else None
-            fallback = _fallback(spec) if spec.required else None
-            plan.append((spec.name, missing, compile_field(spec), fallback))
-        self._plan: tuple[tuple[str, ValidationProblem | None, Checker, Any], ...] = tuple(plan)
+            plan.append((spec.name, missing, compile_field(spec)))
+        self._plan: tuple[tuple[str, ValidationProblem | None, Checker], ...] = tuple(plan)
         self._by_name = {entry[0]: entry for entry in plan}
         self._defaults = tuple((spec.name, spec.default) for spec in fields if spec.default is not None)
 
@@ -325,10 +316,8 @@ class FormValidator:
         get = content.get
         out: dict[str, Any] = {}
         problems: list[ValidationProblem] | None = None
-        for name, missing, check, fallback in self._plan:
+        for name, missing, check in self._plan:
             value = get(name)
-            if value is None and fallback is not None:
-                value = fallback
             if value is None:
                 if missing is not None:
                     if problems is None:
@@ -358,7 +347,7 @@ class FormValidator:
 
     def check_field(self, name: str, value: object) -> str | None:
         """The problem with ``value`` for field ``name`` as a message, or None if it is fine."""
-        _, missing, check, _ = self._by_name[name]
+        _, missing, check = self._by_name[name]
         if value is None:
             return None if missing is None else missing.message
         result = check(value)

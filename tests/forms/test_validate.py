@@ -394,15 +394,3 @@ def test_a_long_choice_outside_the_options_is_shown_cut_short(item: object) -> N
 
 def test_validator_without_fields() -> None:
     assert FormValidator([]).validate({"a": 1}) == {}
-
-
-def test_a_required_field_left_out_takes_its_default_an_optional_one_stays_out() -> None:
-    schema = Form(
-        ok=Boolean(default=True),
-        tags=MultiChoice(["a", "b"], default=["a"]),
-        size=Choice(["S", "M"], default="M", required=False),
-        n=Integer(),
-    )
-    assert schema.wire["required"] == ["ok", "tags", "n"]  # the wire is unchanged
-    assert schema.validate({"n": 1, "ok": None}) == {"ok": True, "tags": ["a"], "n": 1}
-    assert problems(schema, {"ok": False}) == [("n", "is required")]

@@ -225,6 +225,43 @@ async def test_a_2025_11_25_session_still_gets_the_whole_form(
     assert question["params"]["requestedSchema"]["properties"]["toppings"]["type"] == "array"
 
 
+async def test_required_fields_left_out_take_the_defaults_the_form_was_sent_with(stdio: StdioProcess) -> None:
+    """A client's callback that returns only what it set leaves out fields with defaults. At
+    2025-11-25, where every default is sent, a required field left out takes its default
+    (an optional one stays out); at 2025-06-18 only the boolean's was sent, so the others
+    are still "is required" and the question is asked again, with the reason."""
+    await initialize(stdio, "2025-11-25", DECLARED)
+    await stdio.send(call(1, "order"))
+    question = await stdio.recv()
+    await stdio.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {}}})
+    final, before = await stdio.until(1)
+    assert before == []
+    assert final == text(1, 'accept {"color": "red", "count": 1, "gift": false, "size": "s"}')
+
+
+async def test_at_2025_06_18_only_the_defaults_sent_are_taken(stdio: StdioProcess) -> None:
+    await initialize(stdio, "2025-06-18", DECLARED)
+    await stdio.send(call(1, "order"))
+    question = await stdio.recv()
+    content = {"size": "l", "color": "blue"}  # count (default 1, not sent) and gift left out
+    await stdio.send(
+        {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}}
+    )
+    again = await stdio.recv()
+    assert again["method"] == "elicitation/create"
+    assert "count: is required" in again["params"]["message"]
+    assert "gift" not in again["params"]["message"]
+    await stdio.send(
+        {
+            "jsonrpc": "2.0",
+            "id": again["id"],
+            "result": {"action": "accept", "content": {**content, "count": 3}},
+        }
+    )
+    final, _ = await stdio.until(1)
+    assert final == text(1, 'accept {"color": "blue", "count": 3, "gift": false, "size": "l"}')
+
+
 # ---- the same over HTTP --------------------------------------------------------------------
 
 
