@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote
 
+from mcp_elicit.core.ipv4_forms import IDN_DOTS, NotIPv4, read_ipv4
 from mcp_elicit.wire.headers import shown
 
 if TYPE_CHECKING:
@@ -45,9 +46,7 @@ __all__ = [
     "split_port",
 ]
 
-IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
 _PORT: Final = re.compile(r"[0-9]*")
-_DIGITS: Final = "0123456789abcdef"
 #: What no host name may hold (WHATWG URL's forbidden domain code points, less those that
 #: end the authority or are refused as hidden before the host is read).
 _NOT_IN_HOST: Final = frozenset(":<>[]^|%@/\\?#")
@@ -367,36 +366,13 @@ def _decodable(text: str) -> bool:
 def _ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
     """The WHATWG IPv4 parser: a host whose last label is a number is an IPv4 address (in
     decimal, 0x hex or 0-prefixed octal, with 1 to 4 parts), or invalid."""
-    parts = labels[:-1] if len(labels) > 1 and labels[-1] == "" else labels
-    last = parts[-1] if parts else ""
-    if not (last.isascii() and last.isdigit()) and _number(last) is None:  # "08" ends in a number
-        return None
-    numbers = [_number(p) for p in parts]
-    if len(numbers) > 4 or any(n is None for n in numbers):
-        raise Refused("malformed", f"The host {'.'.join(labels)} looks like an IP address but is not one.")
-    values = [n for n in numbers if n is not None]
-    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
-        raise Refused("malformed", f"The host {'.'.join(labels)} is an IP address out of range.")
-    address = values[-1]
-    for i, n in enumerate(values[:-1]):
-        address += n * 256 ** (3 - i)
-    return ipaddress.IPv4Address(address)
-
-
-def _number(text: str) -> int | None:
-    """An IPv4 part as a browser reads it, or None: only the base's ASCII digits count
-    (``int`` also takes a sign, underscores, and other scripts' digits)."""
-    if text[:2] in ("0x", "0X"):
-        digits, base = text[2:], 16
-        if not digits:
-            return 0
-    elif len(text) > 1 and text[0] == "0":
-        digits, base = text[1:], 8
-    else:
-        digits, base = text, 10
-    if not digits or any(ch not in _DIGITS[:base] for ch in digits.lower()):
-        return None
-    return int(digits, base)
+    try:
+        return read_ipv4(labels)
+    except NotIPv4 as exc:
+        what = (
+            "is an IP address out of range" if exc.out_of_range else "looks like an IP address but is not one"
+        )
+        raise Refused("malformed", f"The host {'.'.join(labels)} {what}.") from None
 
 
 def _as_browsers_write(address: ipaddress.IPv6Address) -> str:

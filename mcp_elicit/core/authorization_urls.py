@@ -27,9 +27,11 @@ Every refusal is an :class:`AuthorizationError` naming the URL (cut short) and w
 from __future__ import annotations
 
 import ipaddress
+import unicodedata
 import urllib.parse
 from typing import Final
 
+from mcp_elicit.core.ipv4_forms import IDN_DOTS, NotIPv4, read_ipv4
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import AuthorizationError
 
@@ -62,6 +64,8 @@ def split_url(url: str, what: str) -> urllib.parse.SplitResult:
         raise AuthorizationError(f"{what} {quoted_value(url)} is not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AuthorizationError(f"{what} {quoted_value(url)} is not an http(s) URL")
+    if "\\" in parts.netloc:  # a browser ends the host there, where Python reads on
+        raise AuthorizationError(f"{what} {quoted_value(url)} is not a valid URL")
     return parts
 
 
@@ -99,13 +103,29 @@ def require_secure(url: str, what: str, *, named_by: str | None = None) -> str:
 _HOME: Final = ("this machine", "a private network")
 
 
+def _read_host(host: str) -> tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address | None]:
+    """The host as a browser or the system's resolver reads it: %-escapes decoded, full-width
+    digits and dots mapped, lower case; and its address, in whatever form it is written
+    (``2130706433``, ``0x7f.1``, ``127.0.0.1.``: :mod:`mcp_elicit.core.ipv4_forms`)."""
+    text = unicodedata.normalize("NFKC", urllib.parse.unquote(host)).lower()
+    labels = IDN_DOTS.split(text)
+    name = ".".join(labels)
+    address = _address(name)
+    if address is None:
+        try:
+            address = read_ipv4(labels)
+        except NotIPv4:  # no browser nor resolver goes there: judged as a name
+            address = None
+    return name, address
+
+
 def _distance(host: str, *, names: bool) -> int:
     """0 for this machine, 1 for a private or reserved network, 2 for anywhere else. Names
     are judged as written, never resolved: ``localhost`` (and ``*.localhost``) always, the
     private networks' special-use names only when ``names``."""
-    address = _address(host)
+    host, address = _read_host(host)
     if address is None:
-        name = host.lower().rstrip(".")
+        name = host.rstrip(".")
         if name == "localhost" or name.endswith(".localhost"):
             return 0
         return 1 if names and name.endswith(PRIVATE_NAMES) else 2

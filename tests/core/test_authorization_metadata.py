@@ -96,6 +96,13 @@ def test_an_authorization_server_elsewhere_naming_endpoints_nearer_home_is_refus
     _refused(read_authorization_server, document, ISSUER, WHERE, match="a private network")
 
 
+def test_a_backslash_in_the_authority_is_refused() -> None:
+    """A browser reads ``\\`` as ``/`` in an https URL, so the host it opens is the one
+    before the backslash (127.0.0.1), where Python's split reads the one after it."""
+    document = _as_document(authorization_endpoint="https://127.0.0.1\\@auth.example.com/authorize")
+    _refused(read_authorization_server, document, ISSUER, WHERE, match="not a valid URL")
+
+
 @pytest.mark.parametrize("document", [None, [], ["resource"], "{}", 3, True])
 def test_a_protected_resource_document_that_is_not_an_object_is_refused(document: object) -> None:
     message = _refused(read_protected_resource, document, SERVER_URL, WHERE, match="not a JSON object")

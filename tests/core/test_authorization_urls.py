@@ -121,6 +121,30 @@ def test_a_server_elsewhere_cannot_send_the_client_home(server_url: str, adverti
 
 
 @pytest.mark.parametrize(
+    ("advertised", "where"),
+    [
+        ("https://2130706433/prm", "this machine"),  # 127.0.0.1 in decimal
+        ("https://0x7f.1/prm", "this machine"),  # hex, two parts
+        ("https://0177.0.0.1/prm", "this machine"),  # octal
+        ("https://127.1/prm", "this machine"),
+        ("https://127.0.0.1./prm", "this machine"),  # a trailing dot
+        ("https://%31%32%37.0.0.1/prm", "this machine"),  # %-escapes, which a browser decodes
+        ("https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/prm", "this machine"),  # full-width digits
+        ("https://127\u30020\u30020\u30021/prm", "this machine"),  # ideographic full stops
+        ("https://LOCALHOST./prm", "this machine"),
+        ("https://[::ffff:7f00:1]/prm", "this machine"),
+        ("https://0xa9fea9fe/latest/meta-data", "a private network"),  # 169.254.169.254
+        ("https://10.1/prm", "a private network"),  # 10.0.0.1
+    ],
+)
+def test_an_address_in_another_form_is_still_the_address(advertised: str, where: str) -> None:
+    """Browsers and the system's resolver read an IPv4 address written in decimal, hex,
+    octal or fewer parts (the best practices warn of these encoding tricks): each is the
+    address it means, and refused as that address."""
+    _refused(protected_resource_urls, SERVER_URL, advertised, match=where)
+
+
+@pytest.mark.parametrize(
     ("server_url", "advertised"),
     [
         ("http://10.1.2.3/mcp", "https://10.9.9.9/prm"),  # a private network's server, its network
