@@ -65,4 +65,7 @@ def _number(text: str) -> int | None:
         digits, base = text, 10
     if not digits or any(ch not in _DIGITS[:base] for ch in digits.lower()):
         return None
+    digits = digits.lstrip("0") or "0"  # a browser reads any number of leading zeros
+    if len(digits) > 12:  # over 2**32 in any base: too large for any place (int() refuses 4,301)
+        return 2**32
     return int(digits, base)

@@ -144,6 +144,19 @@ def test_an_address_in_another_form_is_still_the_address(advertised: str, where:
     _refused(protected_resource_urls, SERVER_URL, advertised, match=where)
 
 
+@pytest.mark.parametrize("host", ["1" * 5000, "1" + "0" * 5000, "0x" + "f" * 5000, "1.2.3." + "9" * 5000])
+def test_a_host_of_endless_digits_is_judged_without_a_crash(host: str) -> None:
+    """No IPv4 address (too large for any place, so a name to the resolver, which finds
+    none); Python's int() refuses over 4,300 digits, which must not escape as a crash."""
+    assert protected_resource_urls(SERVER_URL, f"https://{host}/prm")[0] == f"https://{host}/prm"
+
+
+def test_leading_zeros_are_read_as_a_browser_reads_them() -> None:
+    _refused(
+        protected_resource_urls, SERVER_URL, "https://" + "0" * 5000 + "177.0.0.1/prm", match="this machine"
+    )
+
+
 @pytest.mark.parametrize(
     ("server_url", "advertised"),
     [
