@@ -134,6 +134,7 @@ def _distance(host: str, *, names: bool) -> int:
     if (
         address.is_private
         or address.is_link_local
+        or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local)  # fec0::/10, deprecated
         or address.is_reserved
         or address.is_multicast
         or any(address in net for net in PRIVATE_NETWORKS)

@@ -135,6 +135,12 @@ def test_a_server_elsewhere_cannot_send_the_client_home(server_url: str, adverti
         ("https://[::ffff:7f00:1]/prm", "this machine"),
         ("https://0xa9fea9fe/latest/meta-data", "a private network"),  # 169.254.169.254
         ("https://10.1/prm", "a private network"),  # 10.0.0.1
+        ("HTTPS://LOCALHOST./prm", "this machine"),
+        ("https://[::]/prm", "this machine"),
+        ("https://0/prm", "this machine"),  # 0.0.0.0
+        ("https://mcp.example.com@127.0.0.1/prm", "this machine"),  # userinfo that reads as a host
+        ("https://[64:ff9b::a9fe:a9fe]/prm", "a private network"),  # NAT64 of 169.254.169.254
+        ("https://[fec0::1]/prm", "a private network"),  # site-local, deprecated but routed
     ],
 )
 def test_an_address_in_another_form_is_still_the_address(advertised: str, where: str) -> None:
