@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore
+from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +83,31 @@ async def test_a_save_waits_for_another_only_so_long(tmp_path: Path) -> None:
         os.close(held)
     await store.save("https://a.example/mcp", {"access_token": "two"})  # free again
     assert await store.load("https://a.example/mcp") == {"access_token": "two"}
+
+
+#: A record as versions before the stored client-id binding wrote it: no ``given``.
+_OLDER_RECORD = {
+    "issuer": "https://as.example",
+    "scope": "mcp",
+    "tokens": {"access_token": "at", "refresh_token": "rt", "expires_at": None, "scope": "mcp"},
+    "dpop_key": None,
+    "clients": {"https://as.example": {"client_id": "dyn", "client_secret": None, "auth_method": "none"}},
+}
+
+
+def test_a_record_written_before_the_client_id_binding_reads_whole() -> None:
+    stored = Stored.from_record(_OLDER_RECORD)
+    assert stored.given == {}
+    assert stored.tokens is not None and stored.tokens.refresh_token == "rt"
+    assert stored.clients["https://as.example"].client_id == "dyn"
+
+
+def test_the_binding_is_a_key_of_its_own_that_round_trips_and_a_reader_passes_over_others() -> None:
+    """An older reader takes the keys it knows and passes over ``given`` (so it does not
+    fail on a newer file); this reader passes over a key it does not know the same way."""
+    record = {**_OLDER_RECORD, "given": {"pre-registered": "https://as.example"}}
+    stored = Stored.from_record(json.loads(json.dumps(record)))
+    assert stored.given == {"pre-registered": "https://as.example"}
+    assert Stored.from_record(stored.to_record()) == stored
+    assert {k: v for k, v in stored.to_record().items() if k != "given"}.keys() == _OLDER_RECORD.keys()
+    assert Stored.from_record({**record, "from_a_later_version": [1]}) == stored
