@@ -46,9 +46,13 @@ class CallLimit:
     __slots__ = ("_due", "_sweep_at", "burst", "interval", "per_second", "tolerance")
 
     def __init__(self, per_second: float, burst: int) -> None:
-        if not (per_second > 0 and math.isfinite(per_second)) or burst < 1:
+        if (
+            not (per_second > 0 and math.isfinite(per_second) and math.isfinite(1.0 / per_second))
+            or burst < 1
+        ):
             raise ValueError(
-                f"a rate limit needs per_second > 0 and burst >= 1, not {per_second!r}, {burst!r}"
+                "a rate limit needs a finite per_second above 0 (with a finite interval, 1 / per_second) "
+                f"and burst >= 1, not {per_second!r}, {burst!r}"
             )
         self.per_second = per_second
         self.burst = burst

@@ -18,6 +18,7 @@ import ipaddress
 import math
 import urllib.parse
 from collections.abc import Collection
+from typing import Final
 
 from mcp_elicit.errors import ConfigError
 
@@ -51,11 +52,19 @@ def seconds(option: str, value: object, *, zero: bool = False) -> float:
     raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, {least}")
 
 
+#: The fewest of something a minute an option takes (one in about 1,900 years): the wait
+#: between two, in whole seconds, stays a number every JSON reader holds exactly.
+LEAST_PER_MINUTE: Final = 1e-9
+
+
 def per_minute(option: str, value: object) -> float:
-    """``value``, how many of something a minute: a finite number above zero."""
-    if _number(value) and value > 0:  # type: ignore[operator]
+    """``value``, how many of something a minute: a finite number, ``LEAST_PER_MINUTE`` or more."""
+    if _number(value) and value >= LEAST_PER_MINUTE:  # type: ignore[operator]
         return float(value)  # type: ignore[arg-type]
-    raise ConfigError(f"{option} {value!r}: expected None (no limit) or a finite number above 0 (a minute)")
+    raise ConfigError(
+        f"{option} {value!r}: expected None (no limit) or a finite number of at least "
+        f"{LEAST_PER_MINUTE:g} (a minute)"
+    )
 
 
 def milliseconds(option: str, value: object, *, nullable: bool = False) -> int:

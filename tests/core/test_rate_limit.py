@@ -65,7 +65,8 @@ def test_keys_in_debt_are_kept_through_a_sweep() -> None:
 
 
 @pytest.mark.parametrize(
-    ("per_second", "burst"), [(0.0, 1), (-1.0, 1), (math.nan, 1), (math.inf, 1), (1.0, 0)]
+    ("per_second", "burst"),
+    [(0.0, 1), (-1.0, 1), (math.nan, 1), (math.inf, 1), (1.0, 0), (1e-320, 1), (1e-320, 3)],
 )
 def test_a_limit_that_cannot_work_is_refused(per_second: float, burst: int) -> None:
     with pytest.raises(ValueError, match="rate limit"):

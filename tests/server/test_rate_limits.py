@@ -248,6 +248,12 @@ async def test_http_2025_a_sessions_log_messages_are_bounded_too(wire_2025: Wire
         ({"max_calls_per_minute": float("inf")}, "max_calls_per_minute inf: expected"),
         ({"max_calls_per_minute": True}, "max_calls_per_minute True: expected"),
         ({"max_calls_per_minute": "60"}, "max_calls_per_minute '60': expected"),
+        # so slow that the wait overflows what the wire carries, or the interval is infinite
+        ({"max_calls_per_minute": 1e-18}, "max_calls_per_minute 1e-18: expected None (no limit) or a finite"),
+        (
+            {"max_calls_per_minute": 1e-320},
+            "max_calls_per_minute 1e-320: expected None (no limit) or a finite",
+        ),
         ({"max_calls_per_minute": 60, "call_burst": 0}, "call_burst 0: expected a whole number"),
         ({"call_burst": 5}, "call_burst 5: give max_calls_per_minute too"),
     ],
@@ -294,3 +300,18 @@ async def test_serve_sets_the_limit_of_a_server_without_one(tmp_path: Path, wire
 def test_serve_refuses_a_limit_that_cannot_work(value: str) -> None:
     done = refused_at_start(["serve", str(UNLIMITED), "--max-calls-per-minute", value], value)
     assert f"--max-calls-per-minute: max_calls_per_minute {float(value)!r}: expected None" in done.stderr
+
+
+async def test_the_slowest_limit_refuses_with_a_wait_the_wire_carries(
+    tmp_path: Path, wire: WireChecker
+) -> None:
+    """At the fewest calls a minute there may be, the wait (about 1,900 years) is still a
+    -32600 saying it, not an error that cannot be encoded."""
+    async with stdio_process(UNLIMITED, log_dir=tmp_path, args=("--max-calls-per-minute", "1e-9")) as stdio:
+        await stdio.send(call(1, "can_ask", modern=True))
+        assert "result" in (await stdio.until(1))[0]
+        await stdio.send(call(2, "can_ask", modern=True))
+        refused = (await stdio.until(2))[0]
+        wire.response("tools/call", refused)
+        assert refused["error"]["code"] == -32600
+        assert abs(refused["error"]["data"]["retryAfter"] - 60_000_000_000) <= 1
