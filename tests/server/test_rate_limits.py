@@ -122,15 +122,20 @@ async def test_http_2026_sending_states_again_and_again_is_bounded(wire: WireChe
 
 async def test_http_2026_a_state_that_is_no_state_exempts_nothing(wire: WireChecker) -> None:
     """``requestState`` null (no state: the call runs as a first one) is counted; one that
-    does not open is refused (-32602) before any handler runs, and counts for nothing."""
+    does not open is refused (-32602) before any handler runs. Such a state is no call, but
+    it is counted as a round: a flood of made-up states meets the rounds' budget (20 here)."""
     async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
         mcp = McpHttp(http, running.url, wire)
         for _ in range(2):
             assert (await mcp.call("hello", {}, extra={"requestState": None}, malformed=True)).status == 200
         refused = await mcp.call("hello", {}, extra={"requestState": None}, malformed=True)
         assert refused.status == 429
-        forged = await mcp.call("hello", {}, extra={"requestState": "forged"})
-        assert forged.message["error"]["code"] == -32602, forged.message
+        for _ in range(20):
+            forged = await mcp.call("hello", {}, extra={"requestState": "forged"})
+            assert forged.message["error"]["code"] == -32602, forged.message
+        flood = await mcp.call("hello", {}, extra={"requestState": "forged"})
+        assert flood.status == 429
+        assert flood.message["error"]["message"].startswith("Too many later rounds of tool calls")
 
 
 async def test_http_2025_each_session_has_its_own_budget(wire_2025: WireChecker) -> None:
