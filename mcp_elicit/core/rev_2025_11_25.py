@@ -35,6 +35,7 @@ from mcp_elicit.wire.versions import HANDSHAKE, REV_2025_06_18, REV_2025_11_25, 
 __all__ = [
     "HANDSHAKE_ONLY",
     "Handshake",
+    "RevisionLacks",
     "check_method",
     "form_missing",
     "initialize_result",
@@ -106,6 +107,8 @@ def form_missing(version: str) -> MissingClientCapability:
         "have: elicitation came with 2025-06-18",
         required,
         REV_2025_06_18,
+        revision=version,
+        lacks="elicitation.form",
     )
 
 
@@ -125,16 +128,29 @@ def url_mode_missing(version: str) -> MissingClientCapability:
         f"have: URL-mode elicitation came with 2025-11-25, {before}",
         required,
         REV_2025_11_25,
+        revision=version,
+        lacks="elicitation.url",
     )
 
 
-def revision_lacks(message: str, required: Mapping[str, Any], since: str) -> MissingClientCapability:
-    """The -32021 for what the session's revision cannot carry, whatever the client
+class RevisionLacks(MissingClientCapability):
+    """A -32021 for what the session's revision cannot carry (``revision_lacks``).
+    ``revision``: the session's; ``lacks``: what it lacks, in words ("elicitation.url",
+    "a multi-select (field 'tags')"), for an error naming it among others (``ctx.gather``)."""
+
+    revision: str = ""
+    lacks: str = ""
+
+
+def revision_lacks(
+    message: str, required: Mapping[str, Any], since: str, *, revision: str, lacks: str
+) -> RevisionLacks:
+    """The -32021 for what the session's ``revision`` cannot carry, whatever the client
     declared: its data names the capability it takes and, as ``requiredProtocolVersion``,
     the first revision that has it (declaring the capability would not be enough)."""
-    return MissingClientCapability(
-        message, {"requiredCapabilities": dict(required), "requiredProtocolVersion": since}
-    )
+    error = RevisionLacks(message, {"requiredCapabilities": dict(required), "requiredProtocolVersion": since})
+    error.revision, error.lacks = revision, lacks
+    return error
 
 
 def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[str, Any]:

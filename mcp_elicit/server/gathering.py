@@ -10,8 +10,10 @@ Rules:
   its ``data.requiredCapabilities``, so that the client adds them all before it retries
   rather than meeting them one by one. Alone, a question's error is unchanged; several
   naming the same capability give that one error.
-* Where the session's revision is what lacks a capability (``requiredProtocolVersion``,
-  ``core.rev_2025_11_25``), the merged data names the latest revision named.
+* Where the session's revision is what lacks a capability (``RevisionLacks``:
+  ``requiredProtocolVersion``), the merged message says what the revision lacks in that
+  error's words (a multi-select's field name too), and the merged data names the latest
+  revision named, by the registry's order (``wire.versions.latest``).
 * ``ctx.gather`` takes questions only: anything else is a ``TypeError`` naming the first,
   before any capability is judged.
 """
@@ -22,9 +24,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.core.mrtr import Ask
+from mcp_elicit.core.rev_2025_11_25 import RevisionLacks
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.server.questions import Question
 from mcp_elicit.server.results import closed_unrun
+from mcp_elicit.wire.versions import latest
 
 if TYPE_CHECKING:
     from mcp_elicit.server.context import Context
@@ -47,19 +51,18 @@ def merged(missing: Sequence[MissingClientCapability]) -> MissingClientCapabilit
     if all(m.data == first.data for m in missing):
         return first
     required: dict[str, Any] = {}
-    versions = []
     for m in missing:
         _merge(required, m.required)
-        data = m.data if isinstance(m.data, Mapping) else {}
-        if isinstance(data.get("requiredProtocolVersion"), str):
-            versions.append(data["requiredProtocolVersion"])
     plain = MissingClientCapability.requiring(required)
-    if not versions:
+    lacking = [m for m in missing if isinstance(m, RevisionLacks)]
+    if not lacking:
         return plain
-    since = max(versions)  # the revisions are dates: the latest is the first with all of them
+    since = latest(m.data["requiredProtocolVersion"] for m in lacking)  # the first with all of them
+    lacks = ", ".join(dict.fromkeys(m.lacks for m in lacking))
     return MissingClientCapability(
         f"{plain.message.removesuffix(', which the client did not declare')}, which the client did "
-        f"not declare or the session's revision does not have (all of them came by {since})",
+        f"not declare or the session's revision does not have (MCP {lacking[0].revision} does not "
+        f"have {lacks}; all of them came by {since})",
         {"requiredCapabilities": required, "requiredProtocolVersion": since},
     )
 

@@ -38,5 +38,7 @@ def form_params(message: str, form: FormSchema) -> dict[str, Any]:
             "capability the client could declare",
             {"elicitation": {"form": {}}},
             REV_2025_11_25,
+            revision=REV_2025_06_18,
+            lacks=f"a multi-select (field {field.name!r})",
         )
     return {"message": message, "requestedSchema": requested_schema(form)}

@@ -8,6 +8,7 @@ in a module named after it; this module only says which revisions exist and whic
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
 # The revisions of mcp_types.version, spelled out (importing mcp_types builds every wire
@@ -26,6 +27,7 @@ __all__ = [
     "SUPPORTED",
     "is_handshake",
     "is_modern",
+    "latest",
     "negotiate_handshake",
 ]
 
@@ -43,6 +45,8 @@ HANDSHAKE: Final[tuple[str, ...]] = tuple(
 SUPPORTED: Final[tuple[str, ...]] = MODERN + HANDSHAKE
 LATEST_MODERN: Final = MODERN[0]
 LATEST_HANDSHAKE: Final = HANDSHAKE[0]
+#: Every revision of the registry, oldest first: the order ``latest`` reads.
+_ORDER: Final[tuple[str, ...]] = HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS
 
 
 def is_modern(version: object) -> bool:
@@ -58,3 +62,13 @@ def is_handshake(version: object) -> bool:
 def negotiate_handshake(requested: object) -> str:
     """The revision to answer an ``initialize`` with: the client's if we speak it, else our latest."""
     return requested if isinstance(requested, str) and requested in HANDSHAKE else LATEST_HANDSHAKE
+
+
+def latest(revisions: Iterable[str]) -> str:
+    """The newest of ``revisions``, by the registry's order, not by comparing the strings
+    (a revision need not be named by its date); one the registry lacks is a ``ValueError``."""
+    named = list(revisions)
+    for revision in named:
+        if revision not in _ORDER:
+            raise ValueError(f"{revision!r} is not a revision of the registry ({', '.join(_ORDER)})")
+    return max(named, key=_ORDER.index)

@@ -178,3 +178,11 @@ async def test_the_client_is_told_every_option_a_gathered_error_needs_the_revisi
     message = str(await _sample_and_pick_at_2025_06_18())
     assert "pass Client versions= that include 2025-11-25 or a later revision" in message, message
     assert "a sampling= callback" in message, message
+
+
+async def test_a_gathered_multi_select_at_2025_06_18_keeps_its_field_name() -> None:
+    # alone, the error names the field; gathered, it named only elicitation.form, leaving the
+    # person to guess which field of which form the revision could not carry
+    message = str(await _sample_and_pick_at_2025_06_18())
+    assert "a multi-select (field 'tags')" in message, message
+    assert "MCP 2025-06-18 does not have a multi-select (field 'tags')" in message, message

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import mcp_types
+import pytest
 from mcp_types import version
 
 from mcp_elicit.wire import meta, versions
@@ -45,3 +46,11 @@ def test_methods_match() -> None:
     assert "tools/call" in official and "notifications/progress" in official  # the scan found them
     assert official | EXTENSION_METHODS == METHODS
     assert not EXTENSION_METHODS & official
+
+
+def test_the_latest_of_several_revisions_is_read_from_the_registry() -> None:
+    assert versions.latest(["2025-11-25", "2025-06-18"]) == "2025-11-25"
+    assert versions.latest(["2024-11-05", "2026-07-28", "2025-03-26"]) == "2026-07-28"
+    assert versions.latest(["2025-06-18"]) == "2025-06-18"
+    with pytest.raises(ValueError, match="'DRAFT-2026-v1' is not a revision"):
+        versions.latest(["2025-11-25", "DRAFT-2026-v1"])  # no date order to guess
