@@ -13,7 +13,10 @@ Rules:
   (its ``ask`` read) warns (``RuntimeWarning``) that it was never asked; not when the
   making or asking of another question ended the handler (``ctx.gather(q1, refused)``, a
   cancellation, an unanswered 2026-07-28 question ending the round before the next one
-  made is awaited): that end says it, or the next round asks it.
+  made is awaited): that end says it, or the next round asks it. One the client lacks the
+  capability for warns too (dropping it is the handler's slip whatever the client), naming
+  it by the call and the key the handler gave, never its method, and saying why it could
+  not have been asked.
 * An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
   the handler's; only an unanswered question waits on the asker.
 * An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
@@ -224,14 +227,21 @@ class Question(Coroutine[Any, Any, T_co]):
                 return  # awaited, asked by other means, closed, or dropped by another's end
         except AttributeError:  # never made whole (its __init__ did not run)
             return
-        called = self._ctx._called(self._ask)
-        warnings.warn(
-            f"ctx.{called}() made question {self._ask.key!r} in {self._ctx._what()}, but it was never "
-            f"awaited, so it was never asked: await it (answer = await ctx.{called}(...)) or pass it "
-            "to ctx.gather(...)",
-            RuntimeWarning,
-            stacklevel=1,
-        )
+        called, ask, what = self._ctx._called(self._ask), self._ask, self._ctx._what()
+        if self.missing is None:
+            said = (
+                f"ctx.{called}() made question {ask.key!r} in {what}, but it was never awaited, so it "
+                f"was never asked: await it (answer = await ctx.{called}(...)) or pass it to ctx.gather(...)"
+            )
+        else:  # keyed by its method unless the handler gave one (``unaskable``): not a name it wrote
+            named = "a question" if ask.key == ask.method else f"question {ask.key!r}"
+            said = (
+                f"ctx.{called}() made {named} in {what} that this client cannot be asked "
+                f"({self.missing.message}), and it was never awaited: await it (answer = await "
+                f"ctx.{called}(...), raising MissingClientCapability, which the handler may catch to "
+                "fall back) or do not make it"
+            )
+        warnings.warn(said, RuntimeWarning, stacklevel=1)
 
     def result(self, raw: Any) -> T_co:
         convert = self._convert

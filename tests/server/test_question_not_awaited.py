@@ -254,3 +254,43 @@ async def test_a_question_made_before_a_required_url_step_does_not_warn(wire_202
         gc.collect()
     assert response["error"]["code"] == -32042
     assert never_asked(caught) == []
+
+
+async def test_a_question_the_client_cannot_be_asked_dropped_says_so_in_the_handlers_words(
+    revision: str, checker: WireChecker
+) -> None:
+    """Made for a client without the capability and dropped, a question warned under its
+    method name ("question 'elicitation/create'"), which no handler writes, and as if it
+    could have been asked. It warns as any dropped question does (the handler drops it
+    whatever the client), naming the call, the key the handler gave, and why it could not
+    be asked."""
+    app = Server("drops-unaskable")
+
+    @app.tool()
+    async def drops(ctx: Context) -> str:
+        ctx.elicit("Your name?", NAME)
+        ctx.sample("Say hi", key="greeting")
+        return "returned without asking"
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if revision == "2026-07-28":
+            result = await MemoryClient(app, capabilities={}, checker=checker).result(
+                "tools/call", {"name": "drops"}
+            )
+        else:
+            client = SessionClient(app, capabilities={}, checker=checker)
+            await client.open()
+            result = await client.result("tools/call", {"name": "drops", "arguments": {}})
+        gc.collect()
+    assert text(result) == "returned without asking"
+    assert sorted(never_asked(caught)) == [
+        "ctx.elicit() made a question in tool 'drops' that this client cannot be asked (This request "
+        "needs the client capability elicitation.form, which the client did not declare), and it was "
+        "never awaited: await it (answer = await ctx.elicit(...), raising MissingClientCapability, "
+        "which the handler may catch to fall back) or do not make it",
+        "ctx.sample() made question 'greeting' in tool 'drops' that this client cannot be asked (This "
+        "request needs the client capability sampling, which the client did not declare), and it was "
+        "never awaited: await it (answer = await ctx.sample(...), raising MissingClientCapability, "
+        "which the handler may catch to fall back) or do not make it",
+    ]
