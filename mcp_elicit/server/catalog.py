@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.completion import Completer, check_reference, suggest, takes_principal
+from mcp_elicit.server.completion import Suggester, check_reference
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, is_template
 from mcp_elicit.server.threads import on_loop
@@ -80,7 +80,7 @@ class Catalog:
         self._prompts: dict[str, PromptDef] = {}
         self._resources: dict[str, ResourceDef] = {}
         self._templates: list[ResourceDef] = []
-        self._suggest: Completer | None = None
+        self._suggest: Suggester | None = None
         #: What answers ``completion/complete``: checks the reference, then asks ``_suggest``.
         self._completer: Callable[..., Any] | None = self._complete
         #: The kinds ``capabilities`` has declared: they stay declared.
@@ -263,21 +263,21 @@ class Catalog:
     def completion(self, misused: object = None, /) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``
         (``@app.completion()``: it takes no arguments); with a parameter named ``principal``,
-        ``fn`` also gets the caller (None when unauthenticated)."""
+        ``fn`` also gets the caller (None when unauthenticated), unless a ``functools.partial``
+        bound it (what it bound is kept)."""
         if misused is not None:
             _text_option("completion", "argument", misused, "")
             raise TypeError(f"app.completion() takes no arguments, not {misused!r}")
 
         def register(fn: F) -> F:
-            takes_principal(fn)  # a principal it could not be given: TypeError now, not at each call
-            self._set_completer(fn)
+            self._set_completer(Suggester.of(fn))  # a principal it could not be given: TypeError now
             return fn
 
         return register
 
     @on_loop
-    def _set_completer(self, fn: Completer) -> None:
-        self._suggest = fn
+    def _set_completer(self, suggester: Suggester) -> None:
+        self._suggest = suggester
         self._changed("completions")
 
     def _complete(
@@ -298,7 +298,7 @@ class Catalog:
                 **{t.uri: tuple(t.pattern.groupindex) if t.pattern else () for t in self._templates},
             },
         )
-        return [] if self._suggest is None else suggest(self._suggest, ref, argument, context, principal)
+        return [] if self._suggest is None else self._suggest(ref, argument, context, principal)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as ``server/discover`` and ``initialize`` declare it."""

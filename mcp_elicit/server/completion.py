@@ -10,20 +10,25 @@ strings, and when it gave more, ``hasMore`` is true and ``total`` says how many.
 function, the answer is an empty list. A plain function (``def``) runs in a worker thread
 (``suggest``), an async one on the event loop. A function with a parameter named
 ``principal`` also gets the caller (a ``Principal``, None when unauthenticated), so that it
-suggests only what that caller may see.
+suggests only what that caller may see; one that cannot take it by keyword is refused when
+registered. A ``functools.partial`` that binds ``principal`` keeps what it bound (the caller
+is not passed over it). What the function takes, and whether it is async, is read once, when
+it is registered (``Suggester.of``), not at each completion.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.signature import is_async
 from mcp_elicit.server.threads import run_sync
 
-__all__ = ["Completer", "check_reference", "complete", "suggest"]
+__all__ = ["Completer", "Suggester", "check_reference", "complete", "takes_principal"]
 
 Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None], Any]
 _MAX_VALUES = 100
@@ -82,26 +87,42 @@ async def complete(
     return {"completion": {"values": values, "hasMore": False}}
 
 
-def suggest(
-    fn: Completer,
-    ref: Mapping[str, Any],
-    argument: Mapping[str, Any],
-    context: Mapping[str, Any] | None,
-    principal: Any = None,
-) -> Any:
-    """What the completion function ``fn`` gives, to await: an async function is called
-    here, on the event loop; a plain one runs in a worker thread, as it may block. ``fn``
-    gets ``principal`` (the caller) when it has a parameter of that name."""
-    extra = {"principal": principal} if takes_principal(fn) else {}
-    if is_async(fn):  # an async def, a partial of one, or an object with an async __call__
-        return fn(ref, argument, context, **extra)
-    return run_sync("the completion function", fn, ref, argument, context, **extra)
+@dataclass(frozen=True, slots=True)
+class Suggester:
+    """A registered completion function, with what its signature says read once: whether
+    it is given the caller (``principal``) and whether it runs on the event loop."""
+
+    fn: Completer
+    principal: bool
+    on_loop: bool
+
+    @classmethod
+    def of(cls, fn: Completer) -> Suggester:
+        """``fn`` ready to call; ``TypeError`` for a ``principal`` it could not be given."""
+        return cls(fn, takes_principal(fn), is_async(fn))
+
+    def __call__(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None,
+        principal: Any = None,
+    ) -> Any:
+        """What the function gives, to await: an async function is called here, on the
+        event loop; a plain one runs in a worker thread, as it may block."""
+        extra = {"principal": principal} if self.principal else {}
+        if self.on_loop:  # an async def, a partial of one, or an object with an async __call__
+            return self.fn(ref, argument, context, **extra)
+        return run_sync("the completion function", self.fn, ref, argument, context, **extra)
 
 
 def takes_principal(fn: Callable[..., Any]) -> bool:
-    """Whether the completion function ``fn`` has a parameter named ``principal`` (given by
-    keyword). TypeError for one that cannot take it so: filled by the three arguments'
-    positions, positional-only, or ``*principal`` (each call would fail)."""
+    """Whether the completion function ``fn`` is to be given the caller: it has a parameter
+    named ``principal`` (given by keyword) that a ``functools.partial`` did not bind already.
+    TypeError for one that cannot take it so: filled by the three arguments' positions,
+    positional-only, or ``*principal`` (each call would fail)."""
+    if isinstance(fn, functools.partial) and "principal" in fn.keywords:
+        return False  # bound on purpose: the caller is not passed over it
     try:
         parameters = inspect.signature(fn).parameters
     except (TypeError, ValueError):  # a builtin without a signature: the three arguments only

@@ -4,6 +4,8 @@ this list is taken, and a completion reference must name something offered; driv
 from __future__ import annotations
 
 import base64
+import functools
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -321,3 +323,52 @@ async def test_a_completion_function_taking_keywords_only_by_name_gets_principal
             "completion/complete", params
         )
     assert got == [Principal("ada"), {}]
+
+
+NOTE_IDS = {
+    "ref": {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+    "argument": {"name": "note_id", "value": ""},
+}
+
+
+async def test_a_principal_bound_by_a_partial_is_kept(wire: WireChecker) -> None:
+    """``functools.partial(fn, principal=X)`` fixed the principal: the caller was passed as
+    ``principal=`` all the same, replacing X without a word. X is what the function gets."""
+    got: list[Any] = []
+
+    def suggest(ref: Any, argument: Any, context: Any, principal: Principal | None) -> list[str]:
+        got.append(principal)
+        return []
+
+    app = build()
+    app.completion()(functools.partial(suggest, principal=Principal("fixed")))
+    await MemoryClient(app, checker=wire, principal=Principal("ada")).result("completion/complete", NOTE_IDS)
+    assert got == [Principal("fixed")]
+
+
+async def test_a_completion_functions_signature_is_read_once_when_it_is_registered(
+    wire: WireChecker,
+) -> None:
+    """Whether to give the caller was read off the function's signature at every
+    ``completion/complete``; it is settled when the function is registered."""
+    reads: list[str] = []
+
+    class Suggests:
+        def __call__(self, ref: Any, argument: Any, context: Any, principal: Any = None) -> list[str]:
+            return [str(principal)]
+
+        @property
+        def __signature__(self) -> inspect.Signature:
+            reads.append("read")
+            return inspect.signature(type(self).__call__).replace(
+                parameters=list(inspect.signature(type(self).__call__).parameters.values())[1:]
+            )
+
+    app = build()
+    app.completion()(Suggests())
+    registered = len(reads)
+    client = MemoryClient(app, checker=wire, principal=Principal("ada"))
+    for _ in range(3):
+        result = await client.result("completion/complete", NOTE_IDS)
+        assert result["completion"]["values"] == [str(Principal("ada"))]
+    assert len(reads) == registered
