@@ -259,8 +259,7 @@ def test_the_limits_and_waits_it_states_are_the_code_s() -> None:
     """Each bound or wait the README states as a number, beside the code's own value: a
     change to one of them must change the sentence too."""
     from mcp_elicit.cli import call, output, serve_http
-    from mcp_elicit.client import url_consent
-    from mcp_elicit.core import subscriptions
+    from mcp_elicit.core import client_inputs, subscriptions
     from mcp_elicit.core.dpop import check_proof
     from mcp_elicit.server import sessions
     from mcp_elicit.transports.http_server import StreamableHTTP
@@ -286,7 +285,7 @@ def test_the_limits_and_waits_it_states_are_the_code_s() -> None:
             (server_text.SAID_MAX, server_text.SAID_LINES, server_text.TITLE_MAX),
             (1000, 40, 200),
         ),
-        "so is a URL over 2048 characters": ((url_consent.URL_LONGEST, server_text.URL_MAX), (2048, 2048)),
+        "so is a URL over 2048 characters": ((client_inputs.MAX_URL, server_text.URL_MAX), (2048, 2048)),
         "the first 20 of them, then one line saying how many more came": (call.LOG_LINES, 20),
         "the first 1,000 notifications or 8 million characters of their JSON": (
             (output.HEARD_COUNT, output.HEARD_CHARS),

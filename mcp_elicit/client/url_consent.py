@@ -21,7 +21,7 @@ Rules:
   goes). Also user-info before the host (``userinfo``: ``https://bank.com@evil.example``
   goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
   may send needs it (servers must not put credentials in the URL), and its only other use
-  is to make one site read as another. And a URL longer than ``URL_LONGEST`` (2048)
+  is to make one site read as another. And a URL longer than ``MAX_URL`` (2048, ``core.client_inputs``)
   characters (``too-long``): a person must see the whole URL before consenting, and a
   server's URL past that is refused rather than shown at such length (a sign-in's URL, the
   client's own with the scopes asked in it, is judged with ``longest=None``, and shown
@@ -78,9 +78,9 @@ from mcp_elicit.client.url_hosts import (
     registrable,
     split_port,
 )
+from mcp_elicit.core.client_inputs import MAX_URL
 
 __all__ = [
-    "URL_LONGEST",
     "Part",
     "PartRole",
     "UrlVerdict",
@@ -90,10 +90,6 @@ __all__ = [
 ]
 
 PartRole = Literal["scheme", "userinfo", "host", "domain", "port", "rest"]
-
-#: The longest URL a person can be asked to open (characters): each one is shown whole
-#: before consent, and past this no screen shows it so (a server refuses to send longer).
-URL_LONGEST: Final = 2048
 
 _SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ALLOWED_SCHEMES: Final = frozenset({"http", "https"})
@@ -154,7 +150,7 @@ class UrlVerdict:
         }
 
 
-def judge_url(url: str, *, server: str | None = None, longest: int | None = URL_LONGEST) -> UrlVerdict:
+def judge_url(url: str, *, server: str | None = None, longest: int | None = MAX_URL) -> UrlVerdict:
     """Read ``url`` as a browser would; see the module docstring for what is refused and
     what is warned about. ``server``: where the MCP server that sent it was reached (its
     URL, or the command that runs it); a server on this computer sending the person to a

@@ -46,6 +46,7 @@ from mcp_elicit.forms import FormSchema, SecretFinding
 from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
+    "MAX_URL",
     "ElicitationRequest",
     "Origin",
     "ServerInfo",
@@ -56,6 +57,11 @@ __all__ = [
     "parse_elicitation",
     "unsendable_character",
 ]
+
+#: The longest URL a URL-mode elicitation may carry (characters): what every browser and
+#: proxy takes, and what a screen can show whole before a person consents to open it. A
+#: server refuses to send longer (``server.outgoing``), a client to open it (``client.url_consent``).
+MAX_URL: Final = 2048
 
 #: The most characters of a server's text (a message, a URL) ``describe`` quotes.
 _DESCRIBED: Final = 200

@@ -21,15 +21,13 @@ from typing import Any
 from mcp_types import CreateMessageRequestParams
 from pydantic import ValidationError
 
+from mcp_elicit.core.client_inputs import MAX_URL
 from mcp_elicit.forms.formats import is_uri, non_uri_characters
 from mcp_elicit.server.options import cleartext
 
-__all__ = ["MAX_URL", "check_sampling", "check_url", "warn_cleartext"]
+__all__ = ["check_sampling", "check_url", "warn_cleartext"]
 
 log = logging.getLogger("mcp_elicit.server")
-
-#: The longest URL a URL-mode elicitation may carry (what every browser and proxy takes).
-MAX_URL = 2048
 
 
 def check_url(url: object) -> str:

@@ -39,8 +39,9 @@ import unicodedata
 from collections.abc import Callable
 from typing import Final
 
-from mcp_elicit.client.url_consent import URL_LONGEST, PartRole, UrlVerdict
+from mcp_elicit.client.url_consent import PartRole, UrlVerdict
 from mcp_elicit.client.url_hosts import is_hidden
+from mcp_elicit.core.client_inputs import MAX_URL
 
 __all__ = [
     "OPTION_ABOUT_MAX",
@@ -70,7 +71,7 @@ SAID_LINES: Final = 40
 #: The most characters shown of a title (a field's, a choice's, a server's) or a value.
 TITLE_MAX: Final = 200
 #: The most characters shown of a URL a server sent, its host aside (always whole).
-URL_MAX: Final = URL_LONGEST  # a URL that may be opened is never cut short
+URL_MAX: Final = MAX_URL  # a URL that may be opened is never cut short
 #: What ``clean`` leaves as a space on one line (tab, line breaks, Unicode's spaces):
 #: a run of it is one space. Other white space (``\x1c``, ``\x85``) is shown by its code.
 #: The client's own marks as a terminal that cannot show them gets them (``for_encoding``).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
@@ -484,3 +485,21 @@ def test_a_huge_server_name_is_shown_cut_short() -> None:
     assert len(str(info)) < 500
     assert str(info).startswith("ttt") and "stdio" in str(info)
     assert info.name.startswith("nnn") and len(info.name) < 200
+
+
+def test_the_server_and_the_client_bound_a_url_with_the_one_definition() -> None:
+    """The server refused longer URLs (``server.outgoing.MAX_URL``) and the client refused
+    to open them (``client.url_consent.URL_LONGEST``) by two constants that had to agree;
+    both read ``core.client_inputs.MAX_URL`` now, so changing it changes both."""
+    from mcp_elicit.client import url_consent
+    from mcp_elicit.core.client_inputs import MAX_URL
+    from mcp_elicit.server import outgoing
+
+    for module in (url_consent, outgoing):
+        assert f"= {MAX_URL}" not in inspect.getsource(module), module.__name__  # none of its own
+    longest = "https://example.com/?next=" + "a" * (MAX_URL - 26)
+    assert outgoing.check_url(longest) == longest
+    assert not url_consent.judge_url(longest).refused
+    with pytest.raises(ValueError, match=f"at most {MAX_URL}"):
+        outgoing.check_url(longest + "a")
+    assert [w.code for w in url_consent.judge_url(longest + "a").warnings] == ["too-long"]
