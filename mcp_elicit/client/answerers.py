@@ -35,7 +35,10 @@ return ``ElicitAnswer.decline()`` or ``cancel()``: those are answers, not failur
 An answerer that closes the client (``await client.aclose()``) withdraws its own question
 by doing so: ``aclose`` raises ``CancelledError`` there, as a withdrawn question's answerer
 sees it (let it propagate); the close completes on its own, and the call raises
-``TransportError`` ("the client was closed") once it has (``client.closing``).
+``TransportError`` ("the client was closed") once it has (``client.closing``). A question
+withdrawn because the server stopped (its process ended, its connection was lost) is
+cancelled with the message ``SERVER_STOPPED``: ``server_stopped(exc)`` tells it from one
+the server took back, so that an answerer says which it was.
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
@@ -70,8 +73,10 @@ __all__ = [
     "Answerer",
     "BatchAnswerer",
     "check_answerer",
+    "server_stopped",
     "ElicitAnswer",
     "NoAnswerer",
+    "SERVER_STOPPED",
     "RootsCallback",
     "SamplingCallback",
     "Scripted",
@@ -85,6 +90,14 @@ Action = Literal["accept", "decline", "cancel"]
 SamplingCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 #: Returns the roots (a list of ``Root`` mappings, or a ``ListRootsResult`` mapping).
 RootsCallback = Callable[[], Awaitable[Sequence[Mapping[str, Any]] | Mapping[str, Any]]]
+#: What a question's answerer is cancelled with when the server stopped while it was asked.
+SERVER_STOPPED: Final = "the server stopped"
+
+
+def server_stopped(cancelled: BaseException) -> bool:
+    """Whether ``cancelled`` (an answerer's ``CancelledError``) withdrew the question because
+    the server stopped, rather than because the server or the caller took it back."""
+    return isinstance(cancelled, asyncio.CancelledError) and cancelled.args[:1] == (SERVER_STOPPED,)
 
 
 @dataclass(frozen=True, slots=True)

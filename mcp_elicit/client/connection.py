@@ -32,6 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.interrupts import carrying, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
@@ -296,7 +297,7 @@ class Connection:
         finally:
             gone.cancel()  # first: withdrawing may raise the answerer's own error
             if not answering.done():
-                await withdraw(answering)
+                await withdraw(answering, SERVER_STOPPED if went else None)
         if answering.cancelled() and went:  # withdrawn: the server went first
             raise TransportError(gone_error(gone.result()))
         return outcome(answering)
@@ -312,10 +313,11 @@ class Connection:
             log.exception("the notification callback failed on %s", method)
 
 
-async def withdraw(answering: asyncio.Future[Any]) -> None:
-    """Take a question back from the person (the task no longer waits for it); an error
-    the answerer met before that is still raised."""
-    answering.cancel()
+async def withdraw(answering: asyncio.Future[Any], why: str | None = None) -> None:
+    """Take a question back from the person (the task no longer waits for it), cancelled
+    with ``why`` (``SERVER_STOPPED``, or None); an error the answerer met before that is
+    still raised."""
+    answering.cancel(why)
     await asyncio.wait([answering])
     if not answering.cancelled() and answering.exception() is not None:
         outcome(answering)  # raises it

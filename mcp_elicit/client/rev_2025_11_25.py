@@ -57,6 +57,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.client.connection import Connection, Reply
 from mcp_elicit.client.declared import declared_at
 from mcp_elicit.client.reaping import reap
@@ -338,7 +339,7 @@ class HandshakeSession:
             self._late.pop(rid, None)
             await self.questions.finish(rid, answering, done=False)
             raise
-        done = False
+        done = stopped = False
         resumed_in_all = 0  # how often the stream was resumed, for a timeout's message
         try:
             resumes = 0
@@ -382,6 +383,7 @@ class HandshakeSession:
                     exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
+            stopped = not done  # its stream ended unanswered: the server stopped
             status = getattr(exchange, "status", None)
             return reply, status if isinstance(status, int) else None
         except RequestTimeout as exc:  # on a resumed stream: the server still works on it
@@ -400,7 +402,9 @@ class HandshakeSession:
                 await exchange.aclose()
             finally:  # also when a failed question's answer cancelled this task meanwhile
                 # the questions of a request that failed are moot: withdrawn (see ServerQuestions)
-                await self.questions.finish(rid, answering, done=done)
+                await self.questions.finish(
+                    rid, answering, done=done, why=SERVER_STOPPED if stopped else None
+                )
 
     # ---- what arrives outside any exchange --------------------------------------------
 

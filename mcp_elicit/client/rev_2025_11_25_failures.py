@@ -178,13 +178,13 @@ class Failures:
             reraise(carrier)
 
 
-async def settle(tasks: list[asyncio.Task[Any]], *, cancel: bool) -> list[Interrupt]:
-    """Wait for the answers to a request's questions (cancelled first when the request
-    failed or was abandoned); what they carry to it. An answer that failed otherwise is
-    logged, not raised."""
+async def settle(tasks: list[asyncio.Task[Any]], *, cancel: bool, why: str | None = None) -> list[Interrupt]:
+    """Wait for the answers to a request's questions (cancelled first, with ``why``, when
+    the request failed or was abandoned); what they carry to it. An answer that failed
+    otherwise is logged, not raised."""
     if cancel:
         for task in tasks:
-            task.cancel()
+            task.cancel(why)
     await asyncio.gather(*tasks, return_exceptions=True)
     return _outcomes(tasks)
 

@@ -192,11 +192,14 @@ class ServerQuestions:
         self.notices.begin(during)
         self.failures.begin(during)
 
-    async def finish(self, during: Any, answering: list[asyncio.Task[None]], *, done: bool) -> None:
+    async def finish(
+        self, during: Any, answering: list[asyncio.Task[None]], *, done: bool, why: str | None = None
+    ) -> None:
         """The client's request ``during`` (its id) is over: wait for the answers to the
         questions on its own stream (``answering``). When it failed or was abandoned
-        (``done`` false) they are cancelled first, and its strays withdrawn. A
-        KeyboardInterrupt met answering one of its questions is raised here."""
+        (``done`` false) they are cancelled first (with ``why``: ``SERVER_STOPPED`` when the
+        server did), and its strays withdrawn. A KeyboardInterrupt met answering one of its
+        questions is raised here."""
         asked = self._questions.pop(during, 0)
         beyond = self._beyond.pop(during, None)
         if beyond is not None:
@@ -216,7 +219,7 @@ class ServerQuestions:
                 self.posts.cut(answering)  # the server needs no answer to an answered request
                 carried = await self.failures.answered(during, answering)
             else:
-                carried = await settle([*answering, *self._withdraw(strays)], cancel=True)
+                carried = await settle([*answering, *self._withdraw(strays)], cancel=True, why=why)
             for carrier in carried:  # whether or not their done callbacks have run yet
                 self.failures.hold(during, carrier)
             if not await self.failures.sent(during):  # a failed answer's -32603: sent first, if it can be

@@ -23,8 +23,9 @@ every step: ``d`` at the question and the review, Ctrl-N at a field's prompt (wh
 is an answer), so no field must first be answered to decline.
 On a dumb terminal (``TERM=dumb``) the prompts are plain lines and the keys are typed
 words (``prompts.Prompter.plain``); the hints name whichever the prompter takes. A question
-cancelled by SIGINT says "Interrupted" (the person stopped the program); one cancelled
-otherwise says the question was withdrawn.
+cancelled by SIGINT says "Interrupted" (the person stopped the program), by SIGTERM
+"Terminated (SIGTERM)", by the server stopping (its process ended, its connection lost)
+"The server stopped"; one cancelled otherwise says the question was withdrawn.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
 the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
 saying what to install. The browser opener is injectable (tests, other front ends).
@@ -45,7 +46,7 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from mcp_elicit.client.answerers import ElicitAnswer, known_modes
+from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stopped
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
@@ -159,11 +160,11 @@ class TerminalAnswerer:
                 return ElicitAnswer.cancel()
             except Declined:
                 return self._declined()
-            except asyncio.CancelledError:
-                if interrupts:  # SIGINT: the person stopped the program
-                    self.console.print("Interrupted; nothing was sent.", style="yellow")
-                else:  # the server withdrew it, or the request was abandoned
-                    self.console.print("This question was withdrawn; nothing was sent.", style="yellow")
+            except asyncio.CancelledError as exc:
+                said = stopped_by(interrupts, exc)
+                if said == "the question was withdrawn":  # the server took it back, or the call ended
+                    said = "this question was withdrawn"
+                self.console.print(f"{said[0].upper()}{said[1:]}; nothing was sent.", style="yellow")
                 raise
 
     async def url_done(self, request: ElicitationRequest) -> None:
@@ -392,39 +393,54 @@ def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError
     return None
 
 
-#: The SIGINT lists being noted into (one per question being asked), and the handler
-#: SIGINT had before the first of them.
+#: The signal lists being noted into (one per question being asked), and the handlers the
+#: signals noted had before the first of them.
 _noting: list[list[int]] = []
-_before: list[Callable[[int, FrameType | None], Any]] = []
+_before: dict[int, Callable[[int, FrameType | None], Any]] = {}
 
 
 def _note(signum: int, frame: FrameType | None) -> None:
     for seen in _noting:
         seen.append(signum)
-    _before[0](signum, frame)
+    _before[signum](signum, frame)
 
 
 @contextlib.contextmanager
 def interrupts_noted() -> Iterator[list[int]]:
-    """A list that gets an item for each SIGINT while the block runs (the handler SIGINT
-    had then runs as before): a question cancelled by one was stopped by the person, not
-    withdrawn by the server. Only the main thread sees signals; elsewhere, or when SIGINT
-    has no Python handler (ignored, or the default action), the list stays empty."""
+    """A list that gets an item (the signal's number) for each SIGINT, and each SIGTERM,
+    while the block runs (the handler the signal had then runs as before): a question
+    cancelled by one was stopped by the person, or the program was terminated, not
+    withdrawn by the server (``stopped_by``). Only the main thread sees signals; elsewhere
+    the list stays empty, and so it does for a signal without a Python handler (ignored,
+    or the default action: SIGTERM then ends the program)."""
     seen: list[int] = []
     if threading.current_thread() is not threading.main_thread():  # not noted, even nested
         yield seen  # in the main thread's: its SIGINT stops the main thread's question
         return
     if not _noting:
-        previous = signal.getsignal(signal.SIGINT)
-        if not callable(previous):
-            yield seen
-            return
-        _before[:] = [previous]
-        signal.signal(signal.SIGINT, _note)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous = signal.getsignal(signum)
+            if callable(previous):
+                _before[signum] = previous
+                signal.signal(signum, _note)
     _noting.append(seen)
     try:
         yield seen
     finally:
         _noting.remove(seen)
         if not _noting:
-            signal.signal(signal.SIGINT, _before.pop())
+            for noted, handler in _before.items():
+                signal.signal(noted, handler)
+            _before.clear()
+
+
+def stopped_by(signals: list[int], cancelled: BaseException) -> str:
+    """What stopped a question (``cancelled`` while ``interrupts_noted`` gave ``signals``),
+    in a few words for the person: a SIGTERM (the command's CLI makes one a SIGINT too), a
+    Ctrl-C, the server stopping (``server_stopped``), else the server (or the program)
+    taking the question back."""
+    if signal.SIGTERM in signals:
+        return "terminated (SIGTERM)"
+    if signals:
+        return "interrupted"
+    return "the server stopped" if server_stopped(cancelled) else "the question was withdrawn"

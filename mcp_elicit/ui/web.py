@@ -80,7 +80,7 @@ from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
-from mcp_elicit.ui.terminal import interrupts_noted, system_browser
+from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_pages import continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
@@ -428,13 +428,13 @@ class WebAnswerer:
 
     async def elicit_many(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
         """Every question on one page; one answer per question, in order. Stopped while the
-        page waits, it says so, as the terminal does: the person's Ctrl-C, or the server."""
+        page waits, it says what stopped it, as the terminal does (``stopped_by``): the
+        person's Ctrl-C, a SIGTERM, the server stopping, or the server taking it back."""
         with interrupts_noted() as interrupts:
             try:
                 return await self._on_a_page(requests) if requests else []
-            except asyncio.CancelledError:
-                stopped = "interrupted" if interrupts else "the question was withdrawn"
-                self.announce(f"mcp-elicit: {stopped}; nothing was sent.")
+            except asyncio.CancelledError as exc:
+                self.announce(f"mcp-elicit: {stopped_by(interrupts, exc)}; nothing was sent.")
                 raise
 
     async def _on_a_page(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:

@@ -184,10 +184,22 @@ def _read(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
-async def test_ctrl_c_while_a_page_waits_says_nothing_was_sent(tmp_path: Path, revision: str) -> None:
+STOPS = [
     # Ctrl-C in the terminal while the browser's page waited ended the call (130) with
     # nothing said, where the terminal answerer says "Interrupted; nothing was sent.".
+    pytest.param("SIGINT", 130, "mcp-elicit: interrupted; nothing was sent.", id="ctrl-c"),
+    # SIGTERM said "interrupted", as if the person had pressed Ctrl-C
+    pytest.param("SIGTERM", 143, "mcp-elicit: terminated (SIGTERM); nothing was sent.", id="sigterm"),
+    # the server's process dying said "the question was withdrawn", as if it had taken it back
+    pytest.param("server", None, "mcp-elicit: the server stopped; nothing was sent.", id="server dies"),
+]
+
+
+@pytest.mark.parametrize(("stop", "code", "says"), STOPS)
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_a_page_stopped_while_it_waits_says_what_stopped_it(
+    tmp_path: Path, revision: str, stop: str, code: int | None, says: str
+) -> None:
     links = tmp_path / "links"
     browser_script = tmp_path / "browser"
     browser_script.write_text(f'#!/bin/sh\necho "$1" >> {links}\n')
@@ -195,9 +207,11 @@ async def test_ctrl_c_while_a_page_waits_says_nothing_was_sent(tmp_path: Path, r
     env = {**os.environ, "BROWSER": str(browser_script)}
     env.pop("DISPLAY", None)
     schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
+    pid_file = tmp_path / "server.pid"
+    serve = f'echo $$ > "{pid_file}"; exec "$0" -m mcp_elicit serve "{FORM_SERVER}"'
     command = [
         sys.executable, "-m", "mcp_elicit", "call", "form", "message=How many?", f"schema={schema}",
-        "--ui", "web", "--protocol", revision, "--", sys.executable, "-m", "mcp_elicit", "serve", str(FORM_SERVER),
+        "--ui", "web", "--protocol", revision, "--", "/bin/sh", "-c", serve, sys.executable,
     ]  # fmt: skip
     err = tmp_path / "err"
     with err.open("wb") as stderr:
@@ -206,13 +220,17 @@ async def test_ctrl_c_while_a_page_waits_says_nothing_was_sent(tmp_path: Path, r
         )
         try:
             await _link(links, 1, process)
-            process.send_signal(signal.SIGINT)
-            code = await asyncio.wait_for(process.wait(), 20)
+            if stop == "server":
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            else:
+                process.send_signal(getattr(signal, stop))
+            ended = await asyncio.wait_for(process.wait(), 20)
         finally:
             if process.returncode is None:
                 process.kill()
                 await process.wait()
     said = err.read_text()
-    assert code == 130, said
-    assert "mcp-elicit: interrupted; nothing was sent." in said, said
+    assert code is None or ended == code, said
+    assert says in said, said
+    assert "the question was withdrawn" not in said and (stop == "SIGINT" or "interrupted" not in said), said
     assert "Traceback" not in said
