@@ -31,7 +31,8 @@ Rules:
   port of this machine), except for the link itself opened in a tab, which may be followed
   from a web page (a notebook's output): its token is what counts, and it then answers a page that
   steps to ``/form`` itself (``Refresh``), as a redirect would keep the other site as the
-  initiator and the ``SameSite=Strict`` cookie would not be sent.
+  initiator and the ``SameSite=Strict`` cookie would not be sent. Each refusal is a page
+  laid out as the others (``web_pages.REFUSED``), as a person may land on it.
 * ``/favicon.ico``, which the browser asks for by itself, is 204 (no icon): a 404 would
   be an error in the page's console.
 * Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
@@ -82,7 +83,7 @@ from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
-from mcp_elicit.ui.web_pages import continue_page, end_page, page
+from mcp_elicit.ui.web_pages import REFUSED, continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past
@@ -181,7 +182,7 @@ class _App:
                 if self._allowed(request):
                     await self._events(send, receive, _page_name(request.query_params.get("page")))
                     return
-                response = _text(403, "Not allowed.")
+                response = _ended(403, *REFUSED["no-cookie"])
             elif method == "POST" and path in _POSTED:
                 response = await self._post(request, path)
             elif path in _POSTED:
@@ -198,12 +199,12 @@ class _App:
         is what it needs."""
         host = request.headers.get("host", "")
         if host not in self.hosts:
-            return _text(421, "This answer page is served for 127.0.0.1 only.")
+            return _ended(421, *REFUSED["other-host"])
         origin = request.headers.get("origin")
         if origin is not None and origin != f"http://{host}":
-            return _text(403, "Requests from other sites are refused.")
+            return _ended(403, *REFUSED["other-site"])
         if not link and not _same_origin(request):
-            return _text(403, "Requests from other sites are refused.")
+            return _ended(403, *REFUSED["other-site"])
         return None
 
     def _allowed(self, request: Request, *, csrf: bool = False) -> bool:
@@ -271,7 +272,7 @@ class _App:
 
     async def _post(self, request: Request, path: str) -> Response:
         if not self._allowed(request, csrf=True):
-            return _text(403, "Not allowed.")
+            return _ended(403, *REFUSED["no-cookie"])
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _text(415, "Send JSON.")
         try:

@@ -46,7 +46,16 @@ from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
 from mcp_elicit.ui.web_url import url_box
 
-__all__ = ["RADIO_LIMIT", "Checked", "check_form", "continue_page", "end_page", "page", "review_rows"]
+__all__ = [
+    "RADIO_LIMIT",
+    "REFUSED",
+    "Checked",
+    "check_form",
+    "continue_page",
+    "end_page",
+    "page",
+    "review_rows",
+]
 
 
 # ---- reading and checking answers ---------------------------------------------------------
@@ -150,9 +159,9 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
     title = f"{in_title(server.title or server.name)} {asked}"
     return f"""{_head(title, _SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
-<header class="asker">
+<header>
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
-<h1><span class="server" dir="auto">{who}</span>{version} {verb}</h1>
+<h1><span dir="auto">{who}</span>{version} {verb}</h1>
 <p class="context">during <code>{escaped(str(first.origin))}</code>{where}</p>
 </header>
 <noscript><p class="alert">This page needs JavaScript to send your answers, and it is off here:
@@ -219,10 +228,10 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
             field_html(f"{qid}-f{n}", spec, schema.extras(spec.name)) for n, spec in enumerate(schema.fields)
         )
         parts.append("</div>")
-    parts.append(f'<p class="error question-error" id="{qid}-error"></p>')
+    parts.append(f'<p class="error" id="{qid}-error"></p>')
     if several:
         parts.append(
-            f'<p class="declined-note" id="{qid}-declined" hidden>You declined this question. '
+            f'<p id="{qid}-declined" hidden>You declined this question. '
             f'<button type="button" class="link undecline" data-q="{qid}">Answer it after all</button></p>'
             f'<p data-js hidden><button type="button" class="link decline-one" data-q="{qid}">Decline this question</button></p>'
         )
@@ -247,12 +256,30 @@ def _head(title: str, scripts: tuple[str, ...] = ()) -> str:
     )
 
 
+#: The heading and text of the pages of requests the answer server refuses (``ui.web``):
+#: another host name (421: DNS rebinding), another site (403), no page's cookie (403).
+REFUSED: Final = {
+    "other-host": (
+        "This address does not serve the question",
+        "The answer page is served at 127.0.0.1 (or localhost) only: open it from the link mcp-elicit gave.",
+    ),
+    "other-site": (
+        "Refused: this request came from another site",
+        "The answer page takes requests from its own page only: open it from the link mcp-elicit gave.",
+    ),
+    "no-cookie": (
+        "Not allowed",
+        "Only the page opened from mcp-elicit's link, in the browser it opened in, can do this.",
+    ),
+}
+
+
 def end_page(heading: str, text: str = "") -> str:
     """A page that ends there, with nothing to answer: ``heading`` (also the tab's title)
     and ``text`` under it, mcp-elicit's own words (escaped), laid out as the answer page is."""
     said = f"<p>{html.escape(text)}</p>\n" if text else ""
-    return f"""{_head(heading)}<main class="ended">
-<header class="asker">
+    return f"""{_head(heading)}<main>
+<header>
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1>{html.escape(heading)}</h1>
 </header>
@@ -268,6 +295,6 @@ def continue_page(server: str) -> str:
     who = html.escape(fit(server, form_text.TITLE_MAX, length=True))
     return (
         f"{_head(f'Opening the question from {in_title(server)}')}<main>\n"
-        f'<h1>Opening the question from <span class="server" dir="auto">{who}</span>…</h1>\n'
+        f'<h1>Opening the question from <span dir="auto">{who}</span>…</h1>\n'
         '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
     )

@@ -54,7 +54,7 @@ def url_box(qid: str, url: str, server: str) -> str:
     verdict = judge_url(url, server=server)
     out = [
         f'<div class="url-box{" refused" if verdict.refused else ""}" data-js hidden>',
-        f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
+        f'<p id="{qid}-url-label">The server asks you to open this web page:</p>',
         f'<p class="url" id="{qid}-url">{url_html(verdict)}</p>',
     ]
     if verdict.refused:

@@ -79,7 +79,7 @@ async def test_the_step_to_the_form_is_a_page_like_the_others() -> None:
     assert main is not None, stop
     # The name set apart as the form's heading sets it: its own direction, its own span.
     assert re.search(
-        r'<h1>Opening the question from <span class="server" dir="auto">[^<]*bookings[^<]*</span>…</h1>',
+        r'<h1>Opening the question from <span dir="auto">[^<]*bookings[^<]*</span>…</h1>',
         main.group(1),
     ), stop
     assert '<a href="/form">Continue to the question</a>' in main.group(1)
@@ -421,3 +421,38 @@ async def test_the_page_with_a_url_lets_the_browser_look_nothing_up_before_conse
         assert url.split("/")[2] in shown.text
         assert shown.headers["x-dns-prefetch-control"] == "off"
         assert (await client.get(f"{opened.base}/static/app.js")).headers["x-dns-prefetch-control"] == "off"
+
+
+async def test_refusals_are_pages_laid_out_as_the_others_with_no_referrer() -> None:
+    """The 421 (another host name) and the 403s (another site, no cookie) were bare text,
+    unlike every other page a person may land on here: each is now one of those pages,
+    styled, with the no-referrer policy in its head, saying what was refused."""
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        port = opened.host.split(":")[1]
+        refused = {
+            "host": await client.get(opened.url, headers={"Host": f"evil.example:{port}"}),
+            "origin": await client.get(f"{opened.base}/form", headers={"Origin": "http://evil.example"}),
+            "site": await client.get(f"{opened.base}/form", headers={"Sec-Fetch-Site": "cross-site"}),
+            "events": await client.get(f"{opened.base}/api/events"),
+            "post": await client.post(f"{opened.base}/api/check", json={}),
+        }
+        headings = {name: re.search(r"<h1>(.*)</h1>", r.text) for name, r in refused.items()}
+        assert {name: r.status_code for name, r in refused.items()} == {
+            "host": 421,
+            "origin": 403,
+            "site": 403,
+            "events": 403,
+            "post": 403,
+        }
+        for name, response in refused.items():
+            assert response.headers["content-type"].startswith("text/html"), name
+            assert '<meta name="referrer" content="no-referrer">' in response.text, name
+            assert '<link rel="stylesheet" href="/static/app.css">' in response.text, name
+            assert (
+                "<main>" in response.text and "mcp-elicit · a question from an MCP server" in response.text
+            ), name
+            assert response.headers["referrer-policy"] == "no-referrer", name
+            assert headings[name] is not None, name
+        assert "127.0.0.1" in refused["host"].text
+        assert "another site" in refused["site"].text
+        assert not opened.task.done()  # refusals end nothing

@@ -283,3 +283,26 @@ def test_the_tabs_title_is_short_and_its_server_text_inert_and_isolated() -> Non
     hostile = form_request(SMALL, message="Pay\u202e\x1b[31m now\n\u2069 <b>")
     assert _tab_title([hostile]) == "Table bookings asks: Pay<U+202E>\\x1b[31m now <U+2069> <b> · mcp-elicit"
     assert _tab_title([form_request(SMALL, message="  \n ")]) == "Table bookings asks · mcp-elicit"
+
+
+def test_every_class_the_pages_use_is_styled_or_scripted() -> None:
+    """A class on a page is there for a rule of app.css or a script's hook; the end page's
+    ``main.ended``, the header's ``.asker`` (and ``question-error``, ``declined-note``,
+    ``url-label``, the server's name's ``server``) had neither, leaving a reader of the HTML to look for a style that did
+    not exist. They are gone."""
+    pages = [
+        page([form_request(), url_request("https://example.com/pay")], csrf="c"),
+        page([form_request(LEGACY)], csrf="c"),
+        web_pages.end_page("Ended", "Nothing was sent."),
+        web_pages.continue_page("Bookings"),
+    ]
+    used = {name for html in pages for attr in re.findall(r'class="([^"]*)"', html) for name in attr.split()}
+    css = (STATIC / "app.css").read_text(encoding="utf-8")
+    scripts = "".join(p.read_text(encoding="utf-8") for p in STATIC.glob("*.js"))
+    unstyled = {
+        name
+        for name in used
+        if not re.search(rf"\.{re.escape(name)}(?![\w-])", css)
+        and not re.search(rf"[\"']{re.escape(name)}[\"']|[\"'][^\"'\n]*\.{re.escape(name)}(?![\w-])", scripts)
+    }
+    assert unstyled == set()
