@@ -20,6 +20,7 @@ from rich.console import Console
 
 from mcp_elicit.cli.loader import load_server
 from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.errors import UsageError, ValidationProblem
 from mcp_elicit.forms import Form, Integer, MultiChoice, Number, String
 from mcp_elicit.transports.memory import connect_memory
@@ -265,14 +266,23 @@ async def test_esc_cancels_wherever_the_person_is(typed: str, prompt: str) -> No
     assert "Cancelled." in screen.text
 
 
-async def test_a_withdrawn_question_is_taken_down_and_says_so() -> None:
+@pytest.mark.parametrize(
+    ("why", "said"),
+    [
+        (None, "This question was withdrawn; nothing was sent."),
+        # the server's process ended while it was asked: it said "withdrawn", as if taken back
+        (SERVER_STOPPED, "The server stopped; nothing was sent."),
+    ],
+)
+async def test_a_withdrawn_question_is_taken_down_and_says_why(why: str | None, said: str) -> None:
     async with answerer() as (ans, screen, _):
         task = asyncio.ensure_future(ans.elicit(form_request()))
         await until_drawn(screen, "Enter: fill in the form")  # the person is on the first prompt
-        task.cancel()
+        task.cancel(why)
         with pytest.raises(asyncio.CancelledError):
             await task
-    assert "This question was withdrawn; nothing was sent." in screen.text
+    assert said in screen.text
+    assert "withdrawn" not in screen.text or why is None
 
 
 async def test_an_answer_the_client_refused_is_asked_again_with_the_reason() -> None:
