@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -91,7 +92,11 @@ async def main(plan: dict[str, Any]) -> None:
     if "url" in plan:
         server: Any = plan["url"]
     else:
-        server = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:])
+        # the whole environment: the SDK passes only a few variables by default, so the
+        # server would not see PYTHONPATH and could run another checkout's mcp_elicit
+        server = StdioServerParameters(
+            command=plan["command"][0], args=plan["command"][1:], env=dict(os.environ)
+        )
     callback = on_elicit if plan.get("elicitation") is not None else None
     results: list[dict[str, Any]] = []
     async with Client(

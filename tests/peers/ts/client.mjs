@@ -24,6 +24,9 @@
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+// A stdio server gets the whole environment: the SDK passes only a few variables by
+// default, so it would not see PYTHONPATH and could run another checkout's mcp_elicit.
+const serverEnv = Object.fromEntries(Object.entries(process.env).filter(([, v]) => v !== undefined));
 const received = [];
 const sent = [];
 const asked = [];
@@ -165,7 +168,7 @@ if (plan.sdk === 'v1') {
     }
     transport = plan.url
         ? new StreamableHTTPClientTransport(new URL(plan.url))
-        : new StdioClientTransport({ command: plan.command[0], args: plan.command.slice(1), stderr: 'inherit' });
+        : new StdioClientTransport({ command: plan.command[0], args: plan.command.slice(1), env: serverEnv, stderr: 'inherit' });
 } else {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
@@ -175,7 +178,7 @@ if (plan.sdk === 'v1') {
     }
     transport = plan.url
         ? new StreamableHTTPClientTransport(new URL(plan.url))
-        : new StdioClientTransport({ command: plan.command[0], args: plan.command.slice(1), stderr: 'inherit' });
+        : new StdioClientTransport({ command: plan.command[0], args: plan.command.slice(1), env: serverEnv, stderr: 'inherit' });
 }
 
 // What the SDK reported as errors besides a call's own (its transport's, say).
