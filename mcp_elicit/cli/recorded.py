@@ -15,7 +15,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from mcp_elicit.cli import page_wait
 from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said, write
@@ -44,6 +43,8 @@ class Recorded:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     #: Answers given that did not fit, by question key, until an answer to it is sent.
     unfit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The hosts of the pages accepted, as the question showed them (``judge_url``).
+    accepted_pages: set[str] = field(default_factory=set)
     url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
 
     def __post_init__(self) -> None:
@@ -96,6 +97,8 @@ class Recorded:
             entry["url"] = request.url
         if verdict is not None:
             entry["url_warnings"] = [w.code for w in verdict.warnings]
+            if entry["action"] == "accept":
+                self.accepted_pages.add(clean(verdict.host, joiners=False) or "?")
         not_sent = self.unfit.pop(request.key, [])
         if not_sent:
             entry["not_sent"] = not_sent
@@ -108,12 +111,12 @@ class Recorded:
         """``error`` with what to do added when the request ran out of time after a page was
         accepted during it: at 2025-11-25 the server's request waits in place for the page to
         be finished, which accepting it (a script's at once) does not do."""
-        sites = sorted({urlsplit(r["url"]).hostname or "?" for r in self.rounds if _accepted_page(r)})
+        sites = sorted(self.accepted_pages)
         if not isinstance(exc, RequestTimeout) or not sites:
             return error
         pages = f"page at {sites[0]}" if len(sites) == 1 else f"pages at {', '.join(sites)}"
         return type(error)(
-            f"{error}\nThe server may be waiting for the {clean(pages)} that was accepted to be finished: "
+            f"{error}\nThe server may be waiting for the {pages} that was accepted to be finished: "
             "accepting a page does not finish it. Finish the page, or decline pages nobody will finish "
             '(an --answers entry {"mode": "url", "action": "decline"}).',
             exit_code=error.exit_code,
@@ -140,10 +143,6 @@ class Recorded:
             lines.append(f"  not sent: {clean(given)} (it does not fit the form: {clean(why)})")
         lines.append(f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}")
         write("\n".join(lines), sys.stderr)
-
-
-def _accepted_page(entry: Mapping[str, Any]) -> bool:
-    return entry["mode"] == "url" and entry["action"] == "accept" and isinstance(entry.get("url"), str)
 
 
 def url_lines(url: str, server: str) -> list[str]:

@@ -88,16 +88,20 @@ async def test_a_slow_page_is_waited_for_and_said_once(tmp_path: Path) -> None:
     assert sum(state_only(line) for line in err) > RoundLimits().max_state_only
 
 
-def test_a_call_timed_out_while_an_accepted_page_is_unfinished_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("tool", "host"), [("use_key", "127.0.0.1"), ("far_page", "bücher.example")])
+def test_a_call_timed_out_while_an_accepted_page_is_unfinished_says_so(
+    tmp_path: Path, tool: str, host: str
+) -> None:
     """2025-11-25: the script accepts the page and nobody finishes it, so the server's request
     waits in place for the page and the call runs out of --timeout. The failure says the
-    server may be waiting for that page, not only that it may be slow."""
+    server may be waiting for that page, not only that it may be slow, naming its host as
+    the question showed it (``site:``, the waiting line): a punycode host as it reads."""
     answers = tmp_path / "url_accept.json"
     answers.write_text(json.dumps({"answers": [{"mode": "url"}]}))
     argv = [
         *cli(),
         "call",
-        "use_key",
+        tool,
         "--protocol",
         "2025-11-25",
         "--timeout",
@@ -116,9 +120,10 @@ def test_a_call_timed_out_while_an_accepted_page_is_unfinished_says_so(tmp_path:
         check=False,
     )
     assert done.returncode == 3, done.stderr[-3000:]
+    assert f"(site: {host})" in done.stderr, done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
-        "The server may be waiting for the page at 127.0.0.1 that was accepted to be finished: "
+        f"The server may be waiting for the page at {host} that was accepted to be finished: "
         "accepting a page does not finish it. Finish the page, or decline pages nobody will finish "
         '(an --answers entry {"mode": "url", "action": "decline"}).'
     ), done.stderr[-3000:]
