@@ -110,15 +110,23 @@ class Recorded:
     def unfinished(self, error: CliError, exc: BaseException) -> CliError:
         """``error`` with what to do added when the request ran out of time after a page was
         accepted during it: at 2025-11-25 the server's request waits in place for the page to
-        be finished, which accepting it (a script's at once) does not do."""
+        be finished, which accepting it (a script's at once) does not do. A script is told
+        how to decline pages in ``--answers``; a person, to finish the page or decline it."""
         sites = sorted(self.accepted_pages)
         if not isinstance(exc, RequestTimeout) or not sites:
             return error
-        pages = f"page at {sites[0]}" if len(sites) == 1 else f"pages at {', '.join(sites)}"
+        one = len(sites) == 1
+        pages = f"page at {sites[0]}" if one else f"pages at {', '.join(sites)}"
+        if isinstance(self.inner, Scripted):
+            way_out = (
+                'decline pages nobody will finish (an --answers entry {"mode": "url", "action": "decline"})'
+            )
+        else:  # a person, in the terminal or the browser
+            way_out = "decline it" if one else "decline them"
         return type(error)(
-            f"{error}\nThe server may be waiting for the {pages} that was accepted to be finished: "
-            "accepting a page does not finish it. Finish the page, or decline pages nobody will finish "
-            '(an --answers entry {"mode": "url", "action": "decline"}).',
+            f"{error}\nThe server may be waiting for the {pages} that {'was' if one else 'were'} accepted "
+            f"to be finished: accepting a page does not finish it. Finish the {'page' if one else 'pages'}, "
+            f"or {way_out}.",
             exit_code=error.exit_code,
         )
 

@@ -253,3 +253,23 @@ def test_sigterm_while_a_form_is_shown_stops_the_call_and_its_server(session: Pt
     while any(os.path.exists(f"/proc/{pid}") for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{pid}") for pid in children), "the server outlived the call"
+
+
+def test_a_call_timed_out_after_a_person_left_a_page_unfinished_says_to_finish_it() -> None:
+    """2025-11-25: the person opens the page and says it is done without finishing it, so
+    the server's request still waits for the page and the call runs out of --timeout. The
+    note speaks to that person (finish the page, or decline it), not of a script's --answers."""
+    server = [*cli(), "serve", str(ROOT / "tests" / "cli" / "slow_page_server.py")]
+    argv = ["use_key", "--protocol", "2025-11-25", "--timeout", "3"]
+    with terminal_call(*argv, server=server) as pty:
+        pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
+        pty.send("o" + ENTER)
+        pty.expect("Enter: I am done on the page")
+        pty.send(ENTER)
+        assert pty.wait(timeout=30) == 3, pty.screen
+        said = " ".join(pty.screen.split())
+        assert (
+            "The server may be waiting for the page at 127.0.0.1 that was accepted to be finished: "
+            "accepting a page does not finish it. Finish the page, or decline it." in said
+        ), pty.screen[-3000:]
+        assert "--answers" not in said, pty.screen[-3000:]
