@@ -115,6 +115,17 @@ def _running_with(token: str) -> list[int]:
     return found
 
 
+async def _started(token: str) -> list[int]:
+    """``_running_with(token)`` once the process shows its command line: the kernel lets
+    the parent go on (the exec pipe closed) a moment before the new program's arguments
+    are in place, so a process just started can read as having none."""
+    for _ in range(200):  # 10 s at most
+        if found := _running_with(token):
+            return found
+        await asyncio.sleep(0.05)
+    return []
+
+
 def _kill_left(token: str) -> None:
     for pid in _running_with(token):
         with contextlib.suppress(ProcessLookupError):
@@ -162,7 +173,7 @@ async def test_an_open_while_another_is_in_progress_is_refused() -> None:
             )
         assert first is None
         assert isinstance(second, TransportError) and "already open" in str(second), second
-        assert _running_with(token) == [transport.pid]
+        assert await _started(token) == [transport.pid]
         await transport.aclose()
         assert _running_with(token) == []
     finally:
