@@ -377,13 +377,14 @@ class HandshakeSession:
                 if resumed is None:
                     break
                 if isinstance(resumed, Ended):
+                    stopped = resumed.status is None  # no answer at all (cannot connect): it stopped
                     raise await self._resume_refused(resumed, message, sent_with, last_event_id)
                 exchange = resumed
                 reply = await self.conn.collect(
                     exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
-            stopped = not done  # its stream ended unanswered: the server stopped
+            stopped = not done  # its stream ended unanswered, not to be resumed: the server stopped
             status = getattr(exchange, "status", None)
             return reply, status if isinstance(status, int) else None
         except RequestTimeout as exc:  # on a resumed stream: the server still works on it

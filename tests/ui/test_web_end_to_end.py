@@ -22,7 +22,7 @@ from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui.web import WebAnswerer
 
 from support.browser import NewPage
-from support.procs import ROOT
+from support.procs import ROOT, http_process
 from support.web_page import OSLO, expect, review_and_send
 
 pytestmark = [pytest.mark.anyio]
@@ -234,3 +234,37 @@ async def test_a_page_stopped_while_it_waits_says_what_stopped_it(
     assert says in said, said
     assert "the question was withdrawn" not in said and (stop == "SIGINT" or "interrupted" not in said), said
     assert "Traceback" not in said
+
+
+async def test_a_page_whose_http_server_stops_says_the_server_stopped(tmp_path: Path) -> None:
+    """Over HTTP at 2025-11-25 the question came on the call's stream: the server's process
+    dying ended the stream, resuming it could not connect, and the page's question was
+    "withdrawn", as if the server had taken it back (over stdio it said the server stopped)."""
+    links = tmp_path / "links"
+    browser_script = tmp_path / "browser"
+    browser_script.write_text(f'#!/bin/sh\necho "$1" >> {links}\n')
+    browser_script.chmod(browser_script.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "BROWSER": str(browser_script)}
+    env.pop("DISPLAY", None)
+    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
+    err = tmp_path / "err"
+    with http_process(FORM_SERVER, log_dir=tmp_path, args=("--store", "memory://")) as server:
+        command = [
+            sys.executable, "-m", "mcp_elicit", "call", server.url, "form", "message=How many?",
+            f"schema={schema}", "--ui", "web", "--protocol", "2025-11-25",
+        ]  # fmt: skip
+        with err.open("wb") as stderr:
+            process = await asyncio.create_subprocess_exec(
+                *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=stderr
+            )
+            try:
+                await _link(links, 1, process)
+                server.proc.kill()
+                await asyncio.wait_for(process.wait(), 20)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    said = err.read_text()
+    assert "mcp-elicit: the server stopped; nothing was sent." in said, said
+    assert "the question was withdrawn" not in said and "Traceback" not in said, said
