@@ -70,6 +70,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
+from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.client.connection import Connection, list_pages, withdraw
 from mcp_elicit.client.interrupts import Interrupt, carrying, outcome
 from mcp_elicit.client.reaping import reap
@@ -265,6 +266,7 @@ class ModernSession:
         questions: tuple[InputRequest, ...] = ()  # those being answered
         asked = 0  # questions put to the person during this task
         most = self.limits.max_rounds * self.limits.max_requests
+        why: str | None = None  # what a question still asked is withdrawn with
         try:
             while True:
                 moved.clear()  # what the server says from here on calls for another poll
@@ -302,9 +304,12 @@ class ModernSession:
                         await self._through_outage("tasks/update", {**task, "inputResponses": answers}, watch)
                     watch.updated(questions, answers)
                     await _until(step.delay, moved, None)
+        except TransportError as exc:  # no answer at all (its process exited, it cannot be reached)
+            why = SERVER_STOPPED if exc.http_status is None else None
+            raise
         finally:
             if answering is not None:  # the call ends with its own error, not the answerer's
-                answering.cancel()
+                answering.cancel(why)
                 await asyncio.wait([answering])
                 if not answering.cancelled() and isinstance(answering.exception(), Interrupt):
                     outcome(answering)  # a person's Ctrl-C is not swallowed by the call's error
@@ -330,14 +335,8 @@ class ModernSession:
                 if delay is None:
                     say_more(exc, watch.outage_said(now))
                     raise
-                log.info(
-                    "%s: %s for task %s: %s; sent again in %g s",
-                    self.conn.server,
-                    method,
-                    shown_text(watch.task_id),
-                    exc,
-                    delay,
-                )
+                said = f"{self.conn.server}: {method} for task {shown_text(watch.task_id)}"
+                log.info("%s: %s; sent again in %g s", said, exc, delay)
             else:
                 watch.reached()
                 return answered

@@ -4,6 +4,7 @@ memory at both revisions, and ``mcp-elicit call --ui web``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -236,35 +237,81 @@ async def test_a_page_stopped_while_it_waits_says_what_stopped_it(
     assert "Traceback" not in said
 
 
-async def test_a_page_whose_http_server_stops_says_the_server_stopped(tmp_path: Path) -> None:
-    """Over HTTP at 2025-11-25 the question came on the call's stream: the server's process
-    dying ended the stream, resuming it could not connect, and the page's question was
-    "withdrawn", as if the server had taken it back (over stdio it said the server stopped)."""
+TASK_SERVER = """
+from mcp_elicit import Context, Form, Integer, Server
+
+app = Server("tasker", "1.0.0", title="Task tests")
+
+
+@app.tool(task="optional")
+async def counted(ctx: Context) -> str:
+    \"\"\"Goes on as a task, then asks.\"\"\"
+    await ctx.start_task("counting")
+    answer = await ctx.elicit("How many?", Form(n=Integer()), key="n")
+    return answer.action
+"""
+
+
+async def _server_stops_while_a_page_waits(
+    tmp_path: Path, call: list[str], serve: list[str], *, http: bool
+) -> str:
+    """What ``mcp-elicit call --ui web`` says (stderr) when the server it called, started
+    with ``serve`` (stdio, or over HTTP on a free port), is killed while the page waits."""
     links = tmp_path / "links"
     browser_script = tmp_path / "browser"
     browser_script.write_text(f'#!/bin/sh\necho "$1" >> {links}\n')
     browser_script.chmod(browser_script.stat().st_mode | stat.S_IXUSR)
     env = {**os.environ, "BROWSER": str(browser_script)}
     env.pop("DISPLAY", None)
-    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
-    err = tmp_path / "err"
-    with http_process(FORM_SERVER, log_dir=tmp_path, args=("--store", "memory://")) as server:
-        command = [
-            sys.executable, "-m", "mcp_elicit", "call", server.url, "form", "message=How many?",
-            f"schema={schema}", "--ui", "web", "--protocol", "2025-11-25",
-        ]  # fmt: skip
+    err, pid_file = tmp_path / "err", tmp_path / "server.pid"
+    async with contextlib.AsyncExitStack() as stack:
+        if http:
+            server = stack.enter_context(
+                http_process(serve[0], log_dir=tmp_path, args=("--store", "memory://"))
+            )
+            command = [sys.executable, "-m", "mcp_elicit", "call", server.url, *call, "--ui", "web"]
+        else:
+            started = f'echo $$ > "{pid_file}"; exec "$0" -m mcp_elicit serve {" ".join(serve)}'
+            command = [sys.executable, "-m", "mcp_elicit", "call", *call, "--ui", "web", "--"]
+            command += ["/bin/sh", "-c", started, sys.executable]
         with err.open("wb") as stderr:
             process = await asyncio.create_subprocess_exec(
                 *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=stderr
             )
             try:
                 await _link(links, 1, process)
-                server.proc.kill()
+                if http:
+                    server.proc.kill()
+                else:
+                    os.kill(int(pid_file.read_text()), signal.SIGKILL)
                 await asyncio.wait_for(process.wait(), 20)
             finally:
                 if process.returncode is None:
                     process.kill()
                     await process.wait()
-    said = err.read_text()
+    return err.read_text()
+
+
+async def test_a_page_whose_http_server_stops_says_the_server_stopped(tmp_path: Path) -> None:
+    """Over HTTP at 2025-11-25 the question came on the call's stream: the server's process
+    dying ended the stream, resuming it could not connect, and the page's question was
+    "withdrawn", as if the server had taken it back (over stdio it said the server stopped)."""
+    schema = json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}})
+    call = ["form", "message=How many?", f"schema={schema}", "--protocol", "2025-11-25"]
+    said = await _server_stops_while_a_page_waits(tmp_path, call, [str(FORM_SERVER)], http=True)
+    assert "mcp-elicit: the server stopped; nothing was sent." in said, said
+    assert "the question was withdrawn" not in said and "Traceback" not in said, said
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
+async def test_a_task_s_page_whose_server_stops_says_the_server_stopped(tmp_path: Path, http: bool) -> None:
+    """A 2026-07-28 call that went on as a task asks while its polls go on: the server's
+    process dying failed the next poll, and the page's question was "withdrawn", as if the
+    task had stopped waiting for it."""
+    app = tmp_path / "task_server.py"
+    app.write_text(TASK_SERVER, encoding="utf-8")
+    call = ["counted", "--protocol", "2026-07-28"]
+    said = await _server_stops_while_a_page_waits(tmp_path, call, [str(app)], http=http)
+    assert "input_required" in said, said  # it was a task's question
     assert "mcp-elicit: the server stopped; nothing was sent." in said, said
     assert "the question was withdrawn" not in said and "Traceback" not in said, said
