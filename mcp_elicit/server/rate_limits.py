@@ -38,6 +38,7 @@ from mcp_elicit.errors import PrincipalLimitReached
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rev_2025_11_25 import SessionAsker
+from mcp_elicit.wire.jsonrpc import integral
 
 __all__ = ["ToolCallLimit", "default_burst"]
 
@@ -85,10 +86,5 @@ class ToolCallLimit:
             option = f"{ROUNDS} times {OPTION}" if later else OPTION
             raise PrincipalLimitReached(
                 f"Too many {what}: {who} may make {most} ({option}); try again in {after} s",
-                {"limit": OPTION, "most": _number(times * self.per_minute), "retryAfter": after},
+                {"limit": OPTION, "most": integral(times * self.per_minute), "retryAfter": after},
             )
-
-
-def _number(value: float) -> int | float:
-    """A whole number as an integer on the wire (``60``, not ``60.0``)."""
-    return int(value) if value.is_integer() else value

@@ -49,7 +49,7 @@ from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from mcp_elicit.forms.formats import FormatMismatch, format_message, parse_date, parse_date_time
 from mcp_elicit.server.signature import ArgumentsError
-from mcp_elicit.wire.jsonrpc import nests_past
+from mcp_elicit.wire.jsonrpc import integral, nests_past
 
 __all__ = ["JSON_DEPTH", "StrictValidate", "strict_validator"]
 
@@ -73,10 +73,6 @@ def _format_reader(fmt: str, parse: Callable[[str], Any]) -> Callable[[Any], Any
 
 
 _date_time, _date = _format_reader("date-time", parse_date_time), _format_reader("date", parse_date)
-
-
-def _integer(value: Any) -> Any:
-    return int(value) if type(value) is float and value.is_integer() else value
 
 
 #: What a ``Literal`` or an enum is given in place of a value it must refuse.
@@ -107,7 +103,7 @@ def _reader(kind: str, node: dict[str, Any]) -> Callable[[Any], Any] | None:
 
 
 #: What reads a JSON value first, by the core schema type it goes to (and ``_reader``).
-_BEFORE: Final[dict[str, Callable[[Any], Any]]] = {"datetime": _date_time, "date": _date, "int": _integer}
+_BEFORE: Final[dict[str, Callable[[Any], Any]]] = {"datetime": _date_time, "date": _date, "int": integral}
 
 _READERS: Final = frozenset({*_BEFORE.values(), _listed})
 
@@ -233,7 +229,7 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
 
 def _labelled(choice: Any, original: Any) -> Any:
     """A union's ``choice`` (rewritten from ``original``), labelled as pydantic labels the
-    ``original``: ``o.list[int]: ...``, not ``o.list[function-before[_integer(), int]]: ...``;
+    ``original``: ``o.list[int]: ...``, not ``o.list[function-before[integral(), int]]: ...``;
     by the type it reads when it refers to definitions elsewhere."""
     if isinstance(choice, tuple):  # labelled by the author
         return choice

@@ -19,6 +19,8 @@ Rules:
   of the 1024 levels a JSON message may hold. Only a message long enough to nest that
   deep (two bytes a level) is looked at.
 * ``encode`` is the only place that turns a message into bytes; it never emits NaN.
+* JSON has one kind of number: a float with no fraction is the integer it equals
+  (``integral``), as JSON Schema reads ``2.0``, and is written as one (``60``, not ``60.0``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result",
+    "integral",
     "nests_past",
 ]
 
@@ -158,6 +161,11 @@ def nests_past(value: object, limit: int) -> bool:
         if not level:
             return False
     return True
+
+
+def integral(value: Any) -> Any:
+    """``value`` as an integer when it is a float with no fraction (``2.0``: 2); else itself."""
+    return int(value) if type(value) is float and value.is_integer() else value
 
 
 def _why(data: bytes | bytearray | memoryview | str, exc: orjson.JSONDecodeError) -> str:
