@@ -170,8 +170,8 @@ class PrincipalLimitReached(InvalidRequest):
     """The caller holds its whole share of something the server bounds per principal
     (sessions, subscriptions, URL-mode pages; unauthenticated callers are one): its own
     doing, which it can undo, not the server's fault. HTTP 429; ``data`` names the option
-    (``limit``) and its value (``most``; a rate limit: ``retryAfter``, whole seconds). A server at its capacity for everyone is not
-    this: that is -32603 with HTTP 503, try again later."""
+    or budget (``limit``) and its value (``most``; a rate limit: ``retryAfter``, whole
+    seconds). A server at its capacity for everyone is not this: -32603, HTTP 503."""
 
     default_http_status = 429
 

@@ -175,9 +175,9 @@ def _parser() -> argparse.ArgumentParser:
         "--max-calls-per-minute",
         type=float,
         metavar="N",
-        help="limit how often one caller (a principal; else a session, or every other caller "
-        "together) calls tools: a tenth of N at once, then N a minute (as "
-        "Server(max_calls_per_minute=N) does, replacing the server's own limit)",
+        help="limit how often one caller (a principal; else every unauthenticated caller "
+        "together) calls tools: a tenth of N at once, then N a minute, and completes 30 times "
+        "as often (as Server(max_calls_per_minute=N) does, replacing the server's own limit)",
     )
     serve.add_argument(
         "--log-level",

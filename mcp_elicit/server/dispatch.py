@@ -8,8 +8,8 @@ mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
 value JSON cannot carry (logged; the request is answered all the same). A ``tools/call``
-past its caller's rate limit is refused before anything else of it (``server.rate_limits``:
-an unknown tool's counts too). An unknown tool
+or ``completion/complete`` past its caller's rate limit is refused before anything else of
+it (``server.rate_limits``: an unknown tool's counts too). An unknown tool
 is -32602 "Unknown tool: NAME" (NAME inert and cut short; a protocol error in both revisions' specifications, not a
 tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 "Unknown
 prompt: NAME" alike, and an unknown URI's NAME is cut and inert too. A prompt or resource that needs a URL-mode step
@@ -83,7 +83,8 @@ class Dispatch(Catalog):
     tasks: Tasks
     relay: Relay
     subscriptions: Subscriptions
-    #: How often one caller may call tools (``Server(max_calls_per_minute=)``); None: no limit.
+    #: How often one caller may call tools and complete (``Server(max_calls_per_minute=)``);
+    #: None: no limit.
     call_limit: ToolCallLimit | None = None
 
     @property
@@ -205,6 +206,8 @@ class Dispatch(Catalog):
             templates = [r.wire for r in self._templates]
             return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
         if method == "completion/complete":
+            if self.call_limit is not None:  # the one test on the path when it is off
+                self.call_limit.check_completion(principal)
             return complete(self._completer, params, principal)
         if method == "subscriptions/listen":
             return self._listen(call, channel, principal)
@@ -353,7 +356,7 @@ class Dispatch(Catalog):
         """The awaitable answering a ``tools/call`` (a plain method: its checks raise at
         the call, and no coroutine layer only forwards to the tool's)."""
         if self.call_limit is not None:  # the one test on the path when it is off
-            self.call_limit.check(call, principal, asker)
+            self.call_limit.check(call, principal)
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):

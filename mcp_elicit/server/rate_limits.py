@@ -1,4 +1,5 @@
-"""How often one caller may call tools: ``Server(max_calls_per_minute=, call_burst=)``.
+"""How often one caller may call tools and complete arguments:
+``Server(max_calls_per_minute=, call_burst=)``.
 
 Rules:
 
@@ -9,10 +10,11 @@ Rules:
   when not given), then one each ``60 / max_calls_per_minute`` seconds (``CallLimit``,
   the core's GCRA, on a monotonic clock). Every ``tools/call`` counts, an unknown tool's
   or a malformed one's too: a flood of them costs the server as much.
-* A caller is what each principal's share of sessions and tasks is keyed by: the
-  authenticated principal (all of its sessions and requests); without authentication, a
-  2025-11-25 (or earlier) session on its own, and every other request together (stdio: the
-  one client of the process; HTTP: every unauthenticated 2026-07-28 caller as one).
+* A caller is the authenticated principal (all of its sessions and requests); without
+  authentication, every request is one caller, on every revision and transport (stdio:
+  the one client of the process; HTTP: every unauthenticated 2026-07-28 request and
+  2025-11-25 session together). A session is no caller of its own: opening one is not
+  limited, so a client opening one for each call would escape the limit.
 * A 2026-07-28 ``tools/call`` carrying a ``requestState`` (a string: null is no state, and
   runs as a first call) is a later round of a call already counted (a person answered its
   questions): it is not counted as a call, so answering is never refused for the calls
@@ -20,9 +22,12 @@ Rules:
   burst): far above a person's pace, it bounds a script sending states again (each state
   that opens runs the tool from its start, and asking again seals a new one). A state
   that does not open is refused before any handler runs.
-* A refused call is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
+* ``completion/complete`` has a budget of its own, ``COMPLETIONS`` (30) times the calls'
+  (a client completes as the person types: see ``docs/design/rate-limits.md``).
+* A refused request is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
   on 2026-07-28, with Retry-After), saying in how many whole seconds to try again, which
-  ``data.retryAfter`` holds too. Nothing of the handler runs.
+  ``data.retryAfter`` holds too; ``data.limit`` names the budget (``BUDGETS``) and
+  ``data.most`` its calls a minute. Nothing of the handler runs.
 * The count is this process's: instances sharing a store each count on their own.
 """
 
@@ -30,22 +35,29 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
+from typing import Final
 
 from mcp_elicit.core.rate_limit import CallLimit
 from mcp_elicit.core.server import Call
 from mcp_elicit.errors import PrincipalLimitReached
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.questions import Asker
-from mcp_elicit.server.rev_2025_11_25 import SessionAsker
 from mcp_elicit.wire.jsonrpc import integral
 
 __all__ = ["ToolCallLimit", "default_burst"]
 
-#: The option a refusal names.
-OPTION = "max_calls_per_minute"
+#: The option every budget is made from.
+OPTION: Final = "max_calls_per_minute"
 #: How many times a call's budget its later rounds have (the rounds carrying answers).
-ROUNDS = 10
+ROUNDS: Final = 10
+#: How many times a call's budget ``completion/complete`` has.
+COMPLETIONS: Final = 30
+#: Each budget: its ``data.limit`` name, how many times the calls' it is, what it counts.
+BUDGETS: Final = (
+    ("max_calls_per_minute", 1, "tool calls"),
+    ("max_rounds_per_minute", ROUNDS, "later rounds of tool calls"),
+    ("max_completions_per_minute", COMPLETIONS, "completions"),
+)
 
 
 def default_burst(per_minute: float) -> int:
@@ -53,38 +65,48 @@ def default_burst(per_minute: float) -> int:
     return max(1, math.floor(per_minute / 10))
 
 
-class ToolCallLimit:
-    """The server's ``tools/call`` rate limit, per caller; later rounds apart."""
+class _Budget:
+    """One kind of request's budget, per caller, and the words of its refusal."""
 
-    __slots__ = ("burst", "calls", "clock", "per_minute", "rounds")
+    __slots__ = ("limit", "most", "name", "option", "steps", "what")
+
+    def __init__(self, name: str, times: int, what: str, per_minute: float, burst: int) -> None:
+        self.name, self.what = name, what
+        self.steps = CallLimit(times * per_minute / 60.0, times * burst)
+        self.most, at_once = integral(times * per_minute), times * burst
+        self.limit = f"{self.most:g} a minute" + (f", {at_once} at once" if at_once > 1 else "")
+        self.option = OPTION if times == 1 else f"{times} times {OPTION}"
+
+    def take(self, principal: Principal | None, now: float) -> None:
+        """Count one request of the caller, or raise ``PrincipalLimitReached``."""
+        key = None if principal is None else principal.subject
+        wait = self.steps.take(key, now)
+        if wait:
+            after = max(1, math.ceil(wait))
+            who = "unauthenticated callers" if principal is None else f"principal {principal.subject!r}"
+            raise PrincipalLimitReached(
+                f"Too many {self.what}: {who} may make {self.limit} ({self.option}); try again in {after} s",
+                {"limit": self.name, "most": self.most, "retryAfter": after},
+            )
+
+
+class ToolCallLimit:
+    """The server's rate limits per caller: tool calls, their later rounds, completions."""
+
+    __slots__ = ("burst", "calls", "clock", "completions", "per_minute", "rounds")
 
     def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self.burst = burst
         self.clock = clock
-        self.calls = CallLimit(per_minute / 60.0, burst)
-        self.rounds = CallLimit(ROUNDS * per_minute / 60.0, ROUNDS * burst)
+        self.calls, self.rounds, self.completions = (_Budget(*b, per_minute, burst) for b in BUDGETS)
 
-    def check(self, call: Call, principal: Principal | None, asker: Asker | None) -> None:
-        """Count ``call``, or raise ``PrincipalLimitReached`` saying when to try again."""
-        if principal is not None:
-            key: Hashable = ("principal", principal.subject)
-            who = f"principal {principal.subject!r}"
-        elif isinstance(asker, SessionAsker):
-            key, who = ("session", asker.session.id), "this session"
-        else:
-            key, who = None, "unauthenticated callers"
+    def check(self, call: Call, principal: Principal | None) -> None:
+        """Count the ``tools/call`` ``call``, or raise ``PrincipalLimitReached`` saying when
+        to try again."""
         later = call.modern and isinstance(call.params.get("requestState"), str)  # null is no state
-        wait = (self.rounds if later else self.calls).take(key, self.clock())
-        if wait:
-            after = max(1, math.ceil(wait))
-            times = ROUNDS if later else 1
-            what = "later rounds of tool calls" if later else "tool calls"
-            most = f"{times * self.per_minute:g} a minute" + (
-                f", {times * self.burst} at once" if times * self.burst > 1 else ""
-            )
-            option = f"{ROUNDS} times {OPTION}" if later else OPTION
-            raise PrincipalLimitReached(
-                f"Too many {what}: {who} may make {most} ({option}); try again in {after} s",
-                {"limit": OPTION, "most": integral(times * self.per_minute), "retryAfter": after},
-            )
+        (self.rounds if later else self.calls).take(principal, self.clock())
+
+    def check_completion(self, principal: Principal | None) -> None:
+        """Count a ``completion/complete``, or raise ``PrincipalLimitReached``."""
+        self.completions.take(principal, self.clock())

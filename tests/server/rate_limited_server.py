@@ -1,10 +1,12 @@
 """A server for the tests of rate limits (test_rate_limits.py): two tool calls at once per
 caller, then one a minute; a tool that asks a question (its answer is a later round, never
-refused), and one that logs more than a request may send."""
+refused), one that logs more than a request may send; and a prompt whose argument is
+completed (completions have a budget of their own)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from mcp_elicit import Context, Form, Server, String
 
@@ -29,3 +31,13 @@ async def chatty(ctx: Context, count: int) -> str:
     await asyncio.sleep(1.1)  # the budget is whole again: the last line goes, and the count with it
     await ctx.info("last")
     return "done"
+
+
+@app.prompt(description="Greets WHO")
+def greet(who: str) -> str:
+    return f"Say hello to {who}"
+
+
+@app.completion()
+def suggest(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> list[str]:
+    return [f"{argument['value']}a"]

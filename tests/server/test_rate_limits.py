@@ -1,11 +1,14 @@
 """``Server(max_calls_per_minute=, call_burst=)``: how often one caller may call tools, over
 real HTTP on 127.0.0.1 and a real stdio subprocess, at both revisions; and the bound on a
 request's log messages. Every limit here allows two calls at once, then one a minute, so
-the third call at once is refused however slow the machine: no test waits for a refill."""
+the third call at once is refused however slow the machine: no test waits for a refill.
+Later rounds have ten times that budget, completions thirty times."""
 
 from __future__ import annotations
 
 import asyncio
+import math
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,27 +31,60 @@ SERVER = Path(__file__).with_name("rate_limited_server.py")
 UNLIMITED = Path(__file__).with_name("old_revisions_server.py")
 
 
-def limited(**options: Any) -> Server:
-    app = ask_name_server("rate-limited", max_calls_per_minute=1, call_burst=2, **options)
+def limited(per_minute: float = 1, **options: Any) -> Server:
+    app = ask_name_server("rate-limited", max_calls_per_minute=per_minute, call_burst=2, **options)
 
     @app.tool()
     async def hello() -> str:
         return "hello"
 
+    @app.prompt()
+    def greet(who: str) -> str:
+        return f"Say hello to {who}"
+
+    app.completion()(lambda ref, argument, context: [f"{argument['value']}a"])
     return app
 
 
-def refused_for(error: dict[str, Any], who: str) -> int:
-    """The seconds a rate limit refusal says to wait, checked against what it must say."""
+#: What each budget's refusal names: ``data.limit``, then what its message says.
+LIMITS = {
+    "max_calls_per_minute": ("tool calls", 1, "max_calls_per_minute"),
+    "max_rounds_per_minute": ("later rounds of tool calls", 10, "10 times max_calls_per_minute"),
+    "max_completions_per_minute": ("completions", 30, "30 times max_calls_per_minute"),
+}
+
+
+def refused_for(
+    error: dict[str, Any],
+    who: str = "unauthenticated callers",
+    limit: str = "max_calls_per_minute",
+    per_minute: float = 1,
+) -> int:
+    """The seconds a rate limit refusal says to wait, checked against what it must say:
+    its ``data`` names the budget it is refused by, and that budget's rate."""
+    what, times, option = LIMITS[limit]
     assert error["code"] == -32600
     after = error["data"]["retryAfter"]
-    assert isinstance(after, int) and 1 <= after <= 60
-    assert error["data"]["limit"] == "max_calls_per_minute"
+    most = times * per_minute
+    assert isinstance(after, int) and 1 <= after <= math.ceil(60 / most)
+    assert error["data"] == {"limit": limit, "most": most, "retryAfter": after}
     assert error["message"] == (
-        f"Too many tool calls: {who} may make 1 a minute, 2 at once (max_calls_per_minute); "
+        f"Too many {what}: {who} may make {most:g} a minute, {2 * times} at once ({option}); "
         f"try again in {after} s"
     )
     return after
+
+
+async def spend(send: Callable[[int], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """Complete until refused (a budget of 60 at once, refilled while it is spent: at most
+    90 requests); the refusal."""
+    for n in range(90):
+        answer = await send(n)
+        if "error" in answer:
+            assert n >= 60, answer
+            return answer
+        assert answer["result"]["completion"]["values"] == ["Ada"]
+    raise AssertionError("never refused")
 
 
 async def test_http_2026_the_third_call_at_once_is_429_with_retry_after(wire: WireChecker) -> None:
@@ -59,7 +95,7 @@ async def test_http_2026_the_third_call_at_once_is_429_with_retry_after(wire: Wi
             assert done.status == 200 and done.message["result"]["content"][0]["text"] == "hello"
         refused = await mcp.call("hello", {})
         assert refused.status == 429
-        after = refused_for(refused.message["error"], "unauthenticated callers")
+        after = refused_for(refused.message["error"])
         assert refused.headers["retry-after"] == str(after)
         unknown = await mcp.call("nope", {})  # every call counts: a flood of bad ones costs too
         assert unknown.status == 429
@@ -111,12 +147,8 @@ async def test_http_2026_sending_states_again_and_again_is_bounded(wire: WireChe
             state = again.message["result"]["requestState"]
         refused = await mcp.call("ask_name", {}, meta_=caps, extra={"requestState": state})
         assert refused.status == 429
-        error = refused.message["error"]
-        assert error["message"].startswith(
-            "Too many later rounds of tool calls: unauthenticated callers may make 10 a minute, "
-            "20 at once (10 times max_calls_per_minute); try again in "
-        )
-        assert refused.headers["retry-after"] == str(error["data"]["retryAfter"])
+        after = refused_for(refused.message["error"], limit="max_rounds_per_minute")
+        assert refused.headers["retry-after"] == str(after)
         assert (await mcp.call("hello", {})).status == 200  # the calls' budget is apart
 
 
@@ -135,13 +167,17 @@ async def test_http_2026_a_state_that_is_no_state_exempts_nothing(wire: WireChec
             assert forged.message["error"]["code"] == -32602, forged.message
         flood = await mcp.call("hello", {}, extra={"requestState": "forged"})
         assert flood.status == 429
-        assert flood.message["error"]["message"].startswith("Too many later rounds of tool calls")
+        refused_for(flood.message["error"], limit="max_rounds_per_minute")
 
 
-async def test_http_2025_each_session_has_its_own_budget(wire_2025: WireChecker) -> None:
-    """Without authentication, a 2025-11-25 session is the caller; in a session every
-    JSON-RPC error is a 200 response, as the revision's other errors are."""
+async def test_http_every_unauthenticated_caller_is_one_caller(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """Without authentication, a new 2025-11-25 session is no new budget (a client opening
+    one for each call would escape the limit): sessions and 2026-07-28 requests share one.
+    In a session every JSON-RPC error is a 200 response, as the revision's other errors are."""
     async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        assert (await McpHttp(http, running.url, wire).call("hello", {})).status == 200
         first = await open_session(http, running.url, wire_2025)
         second = await open_session(http, running.url, wire_2025)
 
@@ -150,13 +186,11 @@ async def test_http_2025_each_session_has_its_own_budget(wire_2025: WireChecker)
             wire_2025.request(body)
             return await http.post(running.url, json=body, headers={**headers, "accept": "application/json"})
 
-        for rid in (1, 2):
-            assert (await call(first, rid)).json()["result"]["content"][0]["text"] == "hello"
-        refused = await call(first, 3)
+        assert (await call(first, 1)).json()["result"]["content"][0]["text"] == "hello"
+        refused = await call(second, 2)
         assert refused.status_code == 200 and "retry-after" not in refused.headers
         wire_2025.response("tools/call", refused.json())
-        refused_for(refused.json()["error"], "this session")
-        assert "result" in (await call(second, 4)).json()
+        refused_for(refused.json()["error"])
 
 
 def call(rid: int, name: str, *, modern: bool = False, **arguments: Any) -> dict[str, Any]:
@@ -164,6 +198,24 @@ def call(rid: int, name: str, *, modern: bool = False, **arguments: Any) -> dict
     if modern:
         params["_meta"] = meta(**{"io.modelcontextprotocol/logLevel": "info"})
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def complete(rid: int, value: str, *, modern: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "ref": {"type": "ref/prompt", "name": "greet"},
+        "argument": {"name": "who", "value": value},
+    }
+    if modern:
+        params["_meta"] = meta()
+    return {"jsonrpc": "2.0", "id": rid, "method": "completion/complete", "params": params}
+
+
+async def initialized(stdio: Any) -> None:
+    """Open the 2025-11-25 session of a stdio process."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    await stdio.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    await stdio.until(0)
+    await stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
 async def test_stdio_at_both_revisions(tmp_path: Path, wire: WireChecker, wire_2025: WireChecker) -> None:
@@ -174,23 +226,69 @@ async def test_stdio_at_both_revisions(tmp_path: Path, wire: WireChecker, wire_2
         await stdio.send(call(3, "hello", modern=True))
         refused = (await stdio.until(3))[0]
         wire.response("tools/call", refused)
-        refused_for(refused["error"], "unauthenticated callers")
+        refused_for(refused["error"])
     async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
-        init = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        }
-        await stdio.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
-        await stdio.until(0)
-        await stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await initialized(stdio)
         for rid in (1, 2):
             await stdio.send(call(rid, "hello"))
             assert "result" in (await stdio.until(rid))[0]
         await stdio.send(call(3, "hello"))
         refused = (await stdio.until(3))[0]
         wire_2025.response("tools/call", refused)
-        refused_for(refused["error"], "this session")
+        refused_for(refused["error"])
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+async def test_stdio_completions_have_a_budget_of_their_own(
+    tmp_path: Path, wire: WireChecker, wire_2025: WireChecker, modern: bool
+) -> None:
+    """Thirty times the calls' (60 at once here), refused as a call is; calls are apart."""
+    checker = wire if modern else wire_2025
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        if not modern:
+            await initialized(stdio)
+
+        async def send(rid: int) -> dict[str, Any]:
+            await stdio.send(complete(rid + 1, "Ad", modern=modern))
+            answer: dict[str, Any] = (await stdio.until(rid + 1))[0]
+            checker.response("completion/complete", answer)
+            return answer
+
+        refused_for((await spend(send))["error"], limit="max_completions_per_minute")
+        await stdio.send(call(100, "hello", modern=modern))
+        assert (await stdio.until(100))[0]["result"]["content"][0]["text"] == "hello"
+
+
+async def test_http_completions_are_limited_at_both_revisions(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """429 with Retry-After at 2026-07-28; in a 2025-11-25 session, 200 (one caller: both).
+    A quarter of a call a minute: 7.5 completions a minute, so no refill comes in between."""
+    app = limited(0.25)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        session = await open_session(http, running.url, wire_2025)
+        params = complete(0, "Ad")["params"]
+
+        async def send(_: int) -> dict[str, Any]:
+            done = await mcp.request("completion/complete", params)
+            assert done.status == (429 if "error" in done.message else 200)
+            return done.message
+
+        refused_for((await spend(send))["error"], limit="max_completions_per_minute", per_minute=0.25)
+        body = complete(1, "Ad")
+        wire_2025.request(body)
+        in_session = await http.post(
+            running.url, json=body, headers={**session, "accept": "application/json"}
+        )
+        assert in_session.status_code == 200 and "retry-after" not in in_session.headers
+        wire_2025.response("completion/complete", in_session.json())
+        refused_for(in_session.json()["error"], limit="max_completions_per_minute", per_minute=0.25)
+        refused = await mcp.request("completion/complete", params)
+        assert refused.status == 429
+        after = refused_for(refused.message["error"], limit="max_completions_per_minute", per_minute=0.25)
+        assert refused.headers["retry-after"] == str(after)
+        assert (await mcp.call("hello", {})).status == 200
 
 
 async def test_stdio_log_messages_past_the_bound_are_dropped_and_counted(
