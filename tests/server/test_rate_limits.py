@@ -65,7 +65,7 @@ def refused_for(
     what, times, option = LIMITS[limit]
     assert error["code"] == -32600
     after = error["data"]["retryAfter"]
-    most = times * per_minute
+    most = round(times * per_minute, 9)
     assert isinstance(after, int) and 1 <= after <= math.ceil(60 / most)
     assert error["data"] == {"limit": limit, "most": most, "retryAfter": after}
     assert error["message"] == (
@@ -263,8 +263,9 @@ async def test_http_completions_are_limited_at_both_revisions(
     wire: WireChecker, wire_2025: WireChecker
 ) -> None:
     """429 with Retry-After at 2026-07-28; in a 2025-11-25 session, 200 (one caller: both).
-    A quarter of a call a minute: 7.5 completions a minute, so no refill comes in between."""
-    app = limited(0.25)
+    0.06 calls a minute: 1.8 completions a minute (not 1.7999999999999998, the floats'
+    product), so no refill comes in between."""
+    app = limited(0.06)
     async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
         mcp = McpHttp(http, running.url, wire)
         session = await open_session(http, running.url, wire_2025)
@@ -275,7 +276,7 @@ async def test_http_completions_are_limited_at_both_revisions(
             assert done.status == (429 if "error" in done.message else 200)
             return done.message
 
-        refused_for((await spend(send))["error"], limit="max_completions_per_minute", per_minute=0.25)
+        refused_for((await spend(send))["error"], limit="max_completions_per_minute", per_minute=0.06)
         body = complete(1, "Ad")
         wire_2025.request(body)
         in_session = await http.post(
@@ -283,10 +284,10 @@ async def test_http_completions_are_limited_at_both_revisions(
         )
         assert in_session.status_code == 200 and "retry-after" not in in_session.headers
         wire_2025.response("completion/complete", in_session.json())
-        refused_for(in_session.json()["error"], limit="max_completions_per_minute", per_minute=0.25)
+        refused_for(in_session.json()["error"], limit="max_completions_per_minute", per_minute=0.06)
         refused = await mcp.request("completion/complete", params)
         assert refused.status == 429
-        after = refused_for(refused.message["error"], limit="max_completions_per_minute", per_minute=0.25)
+        after = refused_for(refused.message["error"], limit="max_completions_per_minute", per_minute=0.06)
         assert refused.headers["retry-after"] == str(after)
         assert (await mcp.call("hello", {})).status == 200
 
