@@ -16,7 +16,8 @@ document at ``/.well-known/oauth-protected-resource<endpoint path>`` and names i
 challenge (``resource_metadata``), so a client finds where to get a token on its own. A
 token without every ``required_scopes`` (granted, or implied by a broader scope granted:
 ``implied_scopes``) is refused with 403 ``insufficient_scope`` naming them, so the client
-can ask for more (step-up).
+can ask for more (step-up); so is a call of a tool declared with ``scopes`` by a token
+lacking one of those (the challenge names the endpoint's and the tool's).
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ from typing import Any, Protocol
 from mcp_elicit.core.dpop import VERIFIED_ALGORITHMS
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier", "realm_challenge"]
+__all__ = [
+    "Principal",
+    "ResourceMetadata",
+    "StaticTokens",
+    "TokenVerifier",
+    "realm_challenge",
+    "scope_names",
+]
 
 log = logging.getLogger("mcp_elicit.auth")
 
@@ -99,14 +107,29 @@ class CallableVerifier:
 _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token
 
 
+def scope_names(where: str, scopes: object) -> tuple[str, ...]:
+    """``scopes`` checked as a list of scope names (RFC 6749 scope-tokens: no spaces or
+    quotes), as a tuple; a ``ConfigError`` naming ``where`` otherwise."""
+    if isinstance(scopes, str | bytes) or not isinstance(scopes, Sequence | frozenset | set):
+        raise ConfigError(f"{where}: a list of scope names, not {scopes!r}")
+    if not all(isinstance(x, str) and _SCOPE_TOKEN.fullmatch(x) for x in scopes):
+        raise ConfigError(f"{where}: a list of scope names (no spaces or quotes), not {list(scopes)!r}")
+    return tuple(scopes)
+
+
 def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def realm_challenge(
-    scheme: str = "Bearer", *, error: str | None = None, description: str | None = None
+    scheme: str = "Bearer",
+    *,
+    error: str | None = None,
+    description: str | None = None,
+    scopes: Sequence[str] = (),
 ) -> str:
-    """The ``WWW-Authenticate`` value of a server that publishes no resource metadata."""
+    """The ``WWW-Authenticate`` value of a server that publishes no resource metadata;
+    ``scopes``: the ones an ``insufficient_scope`` refusal names."""
     parts = ['realm="mcp"']
     if scheme == "DPoP":
         parts.append(f"algs={_quoted(' '.join(VERIFIED_ALGORITHMS))}")
@@ -114,6 +137,8 @@ def realm_challenge(
         parts.append(f"error={_quoted(error)}")
         if description:
             parts.append(f"error_description={_quoted(description)}")
+    if scopes:
+        parts.append(f"scope={_quoted(' '.join(scopes))}")
     return f"{scheme} " + ", ".join(parts)
 
 
@@ -153,13 +178,8 @@ class ResourceMetadata:
             raise ConfigError("ResourceMetadata.authorization_servers: a list of issuer URLs")
         for name in ("scopes_supported", "required_scopes"):
             scopes = getattr(self, name)
-            if scopes is None:
-                continue
-            if isinstance(scopes, str) or not all(
-                isinstance(x, str) and _SCOPE_TOKEN.fullmatch(x) for x in scopes
-            ):
-                raise ConfigError(f"ResourceMetadata.{name}: a list of scope names (no spaces or quotes)")
-            object.__setattr__(self, name, tuple(scopes))
+            if scopes is not None:
+                object.__setattr__(self, name, scope_names(f"ResourceMetadata.{name}", scopes))
         for name in ("scopes_supported", "required_scopes"):
             if "offline_access" in (getattr(self, name) or ()):
                 log.warning(
@@ -202,16 +222,19 @@ class ResourceMetadata:
         error: str | None = None,
         description: str | None = None,
         scheme: str = "Bearer",
+        scopes: Sequence[str] | None = None,
     ) -> str:
-        """A ``WWW-Authenticate`` value pointing at the document (and the scopes needed);
-        ``scheme`` ``DPoP`` also names the proof algorithms accepted (RFC 9449 §7.1)."""
+        """A ``WWW-Authenticate`` value pointing at the document (and the scopes needed:
+        ``scopes``, by default ``required_scopes``); ``scheme`` ``DPoP`` also names the
+        proof algorithms accepted (RFC 9449 §7.1)."""
         parts = [f"algs={_quoted(' '.join(VERIFIED_ALGORITHMS))}"] if scheme == "DPoP" else []
         if error:
             parts.append(f"error={_quoted(error)}")
         if description:
             parts.append(f"error_description={_quoted(description)}")
-        if self.required_scopes:
-            parts.append(f"scope={_quoted(' '.join(self.required_scopes))}")
+        needed = self.required_scopes if scopes is None else scopes
+        if needed:
+            parts.append(f"scope={_quoted(' '.join(needed))}")
         parts.append(f"resource_metadata={_quoted(metadata_url)}")
         return f"{scheme} " + ", ".join(parts)
 

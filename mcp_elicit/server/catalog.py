@@ -16,11 +16,11 @@ is a ``TypeError`` saying so when the module is imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, is_template
@@ -77,6 +77,9 @@ class Catalog:
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolDef] = {}
+        #: The scopes of the tools that need some (``tool(scopes=...)``), by name: empty
+        #: when none does, so the HTTP transport's check costs nothing then.
+        self.tool_scopes: dict[str, tuple[str, ...]] = {}
         self._prompts: dict[str, PromptDef] = {}
         self._resources: dict[str, ResourceDef] = {}
         self._templates: list[ResourceDef] = []
@@ -103,8 +106,16 @@ class Catalog:
         icons: list[Mapping[str, Any]] | None = None,
         single_use_state: bool = False,
         task: Literal["optional", "required"] | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register a function as a tool; its type hints give the input schema.
+
+        ``scopes``: the OAuth scopes a caller's token must hold (granted, or implied:
+        ``ResourceMetadata.implied_scopes``) to call it, besides the endpoint's
+        ``required_scopes``. Over HTTP a call without them is refused before the function
+        runs, with 403 ``insufficient_scope`` naming the scopes the call needs, so the
+        client can step up; a server with scoped tools must have ``auth=`` to be served
+        over HTTP. stdio has no token: there the scopes are not checked.
 
         ``single_use_state=True`` makes every ``requestState`` of this tool redeemable once,
         enforced through the store (shared by every instance): for one-time actions.
@@ -126,6 +137,7 @@ class Catalog:
         )
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
+        needed = scope_names("app.tool(): scopes", scopes)
 
         def register(fn: F) -> F:
             tool = ToolDef.build(
@@ -142,6 +154,7 @@ class Catalog:
             )
             tool.single_use_state = single_use_state
             tool.task = task
+            tool.scopes = needed
             self._add_tool(tool)
             return fn
 
@@ -152,6 +165,8 @@ class Catalog:
         if tool.name in self._tools:
             raise ValueError(_taken("tool", tool.name))
         self._tools[tool.name] = tool
+        if tool.scopes:
+            self.tool_scopes[tool.name] = tool.scopes
         self._changed("tools")
 
     def names(self, kind: Literal["tools", "prompts", "resources"]) -> list[str]:
@@ -167,6 +182,7 @@ class Catalog:
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (clients listening are told the list changed)."""
         del self._tools[name]
+        self.tool_scopes.pop(name, None)
         self._changed("tools")
 
     @on_loop

@@ -119,6 +119,8 @@ class ToolDef:
     single_use_state: bool = False
     #: Whether a call may become a task (``ctx.start_task``), or must at 2026-07-28.
     task: Literal["optional", "required"] | None = None
+    #: The scopes a caller's token must hold to call it over HTTP (``app.tool(scopes=)``).
+    scopes: tuple[str, ...] = ()
     #: The check of an explicit ``input_schema=`` (or of a derived one the strict bind
     #: cannot read); None when the strict bind holds the derived schema.
     check_arguments: ArgumentsCheck | None = None

@@ -5,7 +5,7 @@ authorization server by. ``server.auth`` says what these mean; this module speak
 Rules: a request without a valid token gets 401 with a ``WWW-Authenticate: Bearer``
 challenge (``error="invalid_token"`` when a token was sent); with ``ResourceMetadata`` the
 challenge names the document and the required scopes, and a valid token lacking one of
-them gets 403 ``insufficient_scope``. Malformed credentials (two ``Authorization``
+them (or of a tool's ``scopes``: ``refuse_scopes``) gets 403 ``insufficient_scope``. Malformed credentials (two ``Authorization``
 headers, a token that is not RFC 6750's ``b64token``) get 400 ``invalid_request``: no
 token is taken from them. The document is public: any origin may read it, and caches may
 keep it five minutes.
@@ -39,7 +39,7 @@ import logging
 import re
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final
 
 import orjson
@@ -50,7 +50,15 @@ from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain, route_path
 
-__all__ = ["VERIFY_TIMEOUT", "Spend", "app_base", "authenticate", "origin", "serve_metadata"]
+__all__ = [
+    "VERIFY_TIMEOUT",
+    "Spend",
+    "app_base",
+    "authenticate",
+    "origin",
+    "refuse_scopes",
+    "serve_metadata",
+]
 
 log = logging.getLogger("mcp_elicit.auth")
 
@@ -186,6 +194,46 @@ async def authenticate(
     else:
         await _refuse(send, 401, b"Unauthorized: send " + what, challenge, extra)
     return False, None
+
+
+async def refuse_scopes(
+    what: str,
+    needed: Sequence[str],
+    principal: Principal | None,
+    metadata: ResourceMetadata | None,
+    metadata_path: str,
+    scope: Scope,
+    headers: Mapping[str, str],
+    send: Send,
+    public_url: str | None = None,
+) -> bool:
+    """Whether ``principal`` (its scopes effective: ``authenticate`` made them so) holds
+    every scope in ``needed``, which ``what`` (a tool) needs; if not, the 403
+    ``insufficient_scope`` is sent, its challenge naming every scope the operation needs
+    (the endpoint's ``required_scopes`` and ``needed``, held or not: one challenge, and a
+    client that signs in again for it keeps what it had) and the metadata document as the
+    endpoint's 401 does. Without a principal (a server that verifies no tokens) the
+    request is refused too: a scoped tool is never open to anyone."""
+    if principal is None:
+        await plain(send, 403, f"Forbidden: {what} needs scopes, and this server verifies no tokens".encode())
+        return False
+    lacking = [x for x in needed if x not in principal.scopes]
+    if not lacking:
+        return True
+    kind = headers.get("authorization", "").partition(" ")[0].lower()
+    scheme = "DPoP" if kind == "dpop" or (metadata is not None and metadata.dpop_required) else "Bearer"
+    description = f"{what} needs scope {' '.join(lacking)}"
+    if metadata is None:
+        value = realm_challenge(scheme, error="insufficient_scope", description=description, scopes=needed)
+    else:
+        where = f"{app_base(scope, headers, public_url)}{metadata_path}"
+        named = list(dict.fromkeys([*metadata.required_scopes, *needed]))
+        value = metadata.challenge(
+            where, error="insufficient_scope", description=description, scheme=scheme, scopes=named
+        )
+    body = f"Forbidden: the token lacks a scope {what} requires".encode()
+    await _refuse(send, 403, body, value)
+    return False
 
 
 #: The shortest run of a token's characters that a logged reason does not keep.

@@ -14,7 +14,10 @@ declared over ``max_body`` (413, not read), the body read (408 or 413: a DPoP pr
 digests it, so the token cannot be checked before), the token (401, 403, 400
 ``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
 the message: a request without a valid token is told to sign in whatever else is wrong
-with it, and an unauthenticated client learns nothing of how its body reads. Without a
+with it, and an unauthenticated client learns nothing of how its body reads. A
+``tools/call`` of a tool with ``scopes`` whose token lacks one is then refused (403
+``insufficient_scope``, ``http_bearer.refuse_scopes``), in a 2025-11-25 session too, before
+it reaches a handler or a stream. Without a
 verifier, the content type and ``Accept`` are answered before the body is read. (Host,
 Origin and repeated headers are refused before all of this, in ``http_server``.) A
 request that runs user code (a tool, a prompt, a resource read, a completion, a listen)
@@ -48,7 +51,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.telemetry import notifying
-from mcp_elicit.transports.http_bearer import app_base, authenticate
+from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
 from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     Exchange,
@@ -278,6 +281,8 @@ class PostRoutes(SessionRoutes):
                 send, message.id if isinstance(message, jsonrpc.Request) else None, SHUTTING_DOWN
             )
             return
+        if self.server.tool_scopes and not await self._scoped(message, principal, scope, headers, send):
+            return
         telemetry = self.server.telemetry
         network = network_attributes(scope) if telemetry is not None and telemetry.active else None
         sid = headers.get("mcp-session-id")
@@ -352,6 +357,36 @@ class PostRoutes(SessionRoutes):
                 message, channel=exchange, principal=principal, headers=headers, network=network
             )
             await exchange.reply(payload, status)
+
+    async def _scoped(
+        self,
+        message: jsonrpc.Message,
+        principal: Principal | None,
+        scope: Scope,
+        headers: Mapping[str, str],
+        send: Send,
+    ) -> bool:
+        """Whether ``message`` may go on: anything but a ``tools/call`` of a tool with
+        ``scopes``, or one whose token holds them; else refused (``refuse_scopes``), in
+        either revision and a 2025-11-25 session too, before any handler or stream starts."""
+        if not isinstance(message, jsonrpc.Request) or message.method != "tools/call":
+            return True
+        params = message.params
+        name = params.get("name") if isinstance(params, dict) else None
+        needed = self.server.tool_scopes.get(name) if isinstance(name, str) else None
+        if not needed:
+            return True
+        return await refuse_scopes(
+            f"tool {name!r}",
+            needed,
+            principal,
+            self.resource_metadata,
+            self.metadata_path,
+            scope,
+            headers,
+            send,
+            self.server.url_mode.public_url,
+        )
 
     async def _run_watched(
         self,

@@ -6,7 +6,6 @@ challenges for one scope per operation, on 127.0.0.1.
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +14,8 @@ from mcp_elicit.server.auth import ResourceMetadata
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
+from support.http_auth_flow import Recording
+from support.mcp_authorization import McpAuthorization, serving, whoami_server
 
 pytestmark = pytest.mark.anyio
 
@@ -29,19 +29,6 @@ def anyio_backend() -> str:
 async def site() -> AsyncIterator[McpAuthorization]:
     async with serving(whoami_server()) as site:
         yield site
-
-
-class Recording(FollowRedirect):
-    """The person's part without a person; ``scopes`` lists the scope of each authorization."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.scopes: list[str | None] = []
-
-    async def authorize(self, url: str, *, issuer: str) -> str:
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
-        self.scopes.append(query["scope"][0] if "scope" in query else None)
-        return await super().authorize(url, issuer=issuer)
 
 
 def needing(site: McpAuthorization, scope: str) -> None:
