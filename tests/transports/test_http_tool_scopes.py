@@ -24,6 +24,7 @@ from support.http_auth_flow import REVISIONS, Recording
 from support.mcp_authorization import McpAuthorization, serving, whoami_server
 from support.procs import uvicorn_server
 from support.sessions import ACCEPT
+from support.stdio_pipes import stdio_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -201,3 +202,14 @@ async def test_a_scoped_tool_is_never_served_over_http_without_token_checks(wire
 def test_scopes_must_be_a_list_of_scope_names(scopes: object) -> None:
     with pytest.raises(ConfigError, match=r"app.tool\(\): scopes: a list of scope names"):
         Server("s").tool(scopes=scopes)  # type: ignore[arg-type]
+
+
+async def test_on_stdio_a_scoped_tool_is_called_without_a_token() -> None:
+    # MCP authorization is HTTP's: over stdio the person who started the server is the
+    # caller, with the credentials of its environment, so the scopes are not checked.
+    runs: list[str] = []
+    async with stdio_session(scoped_server(runs)) as pipes:
+        pipes.write({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "push"}})
+        answer = (await pipes.until(2))[-1]
+    assert answer["result"]["content"][0]["text"] == "pushed"
+    assert runs == ["push"]
