@@ -7,19 +7,22 @@ response itself.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import httpx
+import orjson
 import pytest
 
 from mcp_elicit import Context, Principal, Server, StaticTokens
+from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import ResourceMetadata
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.http import McpHttp
+from support.http import McpHttp, build_request
 from support.http_auth_flow import REVISIONS, Recording
 from support.mcp_authorization import McpAuthorization, serving, whoami_server
 from support.procs import uvicorn_server
@@ -78,8 +81,10 @@ async def test_the_client_steps_up_to_a_scoped_tool_and_calls_it(
     assert runs == ["push"]
 
 
+KEY = DpopKey.generate()
 TOKENS = {
     "tok-profile": Principal("ann", scopes="profile"),
+    "tok-bound": Principal("ann", scopes="profile", claims={"cnf": {"jkt": KEY.thumbprint}}),
     "tok-repo": Principal("ann", scopes="profile repo"),
     "tok-admin": Principal("ann", scopes="profile admin"),  # admin implies repo
 }
@@ -125,6 +130,22 @@ async def test_a_call_without_the_tools_scope_gets_403_and_the_challenge(
     # tools/list shows a tool the caller cannot call yet (calling it is how it steps up)
     listed = await mcp.request("tools/list", {}, headers=bearer("tok-profile"))
     assert [t["name"] for t in listed.result["tools"]] == ["whoami", "push"]
+
+
+async def test_a_dpop_request_gets_a_dpop_challenge(
+    raw: tuple[McpHttp, httpx.AsyncClient, list[str]],
+) -> None:
+    mcp, _, runs = raw
+    message, headers = build_request("tools/call", {"name": "push", "arguments": {}}, rid=1)
+    body = orjson.dumps(message)
+    proof = KEY.proof("POST", mcp.url, now=time.time(), access_token="tok-bound", body=body)
+    headers |= {"Authorization": "DPoP tok-bound", "DPoP": proof}
+    reply = await mcp.post(body, headers)
+    assert reply.status == 403
+    challenge = reply.headers["www-authenticate"]
+    assert challenge.startswith('DPoP algs="') and 'error="insufficient_scope"' in challenge
+    assert 'scope="profile repo"' in challenge
+    assert runs == []
 
 
 async def test_a_2025_11_25_session_request_gets_the_same_403(
@@ -212,4 +233,19 @@ async def test_on_stdio_a_scoped_tool_is_called_without_a_token() -> None:
         pipes.write({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "push"}})
         answer = (await pipes.until(2))[-1]
     assert answer["result"]["content"][0]["text"] == "pushed"
+    assert runs == ["push"]
+
+
+async def test_a_dpop_client_steps_up_to_a_scoped_tool(site: tuple[McpAuthorization, list[str]]) -> None:
+    # The 403 to a DPoP request is a DPoP challenge (RFC 9449 §7.1); the client steps up
+    # from it as from a Bearer one, and its new token is bound to the same key.
+    mcp, runs = site
+    mcp.dpop = True
+    person = Recording()
+    auth = OAuth(person)  # type: ignore[arg-type]
+    async with connect_http(mcp.url, auth=auth, versions=["2026-07-28"], timeout=10) as client:
+        assert (await client.call_tool("whoami", {}))["content"][0]["text"] == "hello"
+        assert (await client.call_tool("push", {}))["content"][0]["text"] == "pushed"
+    assert person.scopes == ["profile", "profile repo"]
+    assert len(set(mcp.dpop_tokens.bound.values())) == 1 and len(mcp.dpop_tokens.bound) == 2
     assert runs == ["push"]
