@@ -47,13 +47,19 @@ log = logging.getLogger("mcp_elicit.auth")
 @dataclass(frozen=True, slots=True)
 class Principal:
     """An authenticated caller. ``subject`` is the stable identity state is bound to;
-    ``scopes`` may also be given as a token's space-separated ``scope`` string."""
+    ``scopes`` may also be given as a token's space-separated ``scope`` string. A subject
+    that is not a non-empty string (a token's missing ``sub``: None) is a ``TypeError``:
+    None is what the unauthenticated callers are kept under (their rate limit, sessions,
+    tasks, pages), and a principal must never be taken for them."""
 
     subject: str
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        subject: object = self.subject
+        if not isinstance(subject, str) or not subject:
+            raise TypeError(f"Principal.subject must be a non-empty string, not {subject!r}"[:200])
         scopes: object = self.scopes
         if isinstance(scopes, str):  # a token's ``scope`` as it comes: space-separated (RFC 6749 §3.3)
             object.__setattr__(self, "scopes", frozenset(scopes.split()))

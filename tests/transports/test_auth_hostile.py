@@ -71,9 +71,20 @@ async def _not_a_principal(token: str) -> Any:
     return {"sub": "ann"}  # a claims dict where a Principal is due
 
 
+async def _no_subject(token: str) -> Principal | None:
+    """A token without ``sub``: a subject of None would be the key every table keeps the
+    unauthenticated callers under (their rate limit, sessions, tasks)."""
+    claims: dict[str, Any] = {"scope": "mcp"}
+    return Principal(subject=claims.get("sub"))
+
+
 @pytest.mark.parametrize(
     ("verify", "logged"),
-    [(_unreachable, "introspection endpoint unreachable"), (_not_a_principal, "not a Principal")],
+    [
+        (_unreachable, "introspection endpoint unreachable"),
+        (_not_a_principal, "not a Principal"),
+        (_no_subject, "TypeError: Principal.subject must be a non-empty string, not None"),
+    ],
 )
 async def test_a_verifier_that_fails_gets_503_not_a_crash(
     verify: Any, logged: str, caplog: pytest.LogCaptureFixture
