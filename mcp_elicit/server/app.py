@@ -30,6 +30,7 @@ from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import (
     MOST_MS,
+    MOST_PER_MINUTE,
     expect,
     milliseconds,
     one_of,
@@ -241,7 +242,11 @@ class Server(Dispatch):
             self.call_limit = None
             return
         rate = per_minute("max_calls_per_minute", max_calls_per_minute)
-        burst = default_burst(rate) if call_burst is None else whole("call_burst", call_burst)
+        burst = (
+            default_burst(rate)
+            if call_burst is None
+            else whole("call_burst", call_burst, most=MOST_PER_MINUTE)
+        )
         self.call_limit = ToolCallLimit(rate, burst)
 
     def set_state_keys(self, keys: KeyRing) -> None:

@@ -55,15 +55,21 @@ def seconds(option: str, value: object, *, zero: bool = False) -> float:
 #: The fewest of something a minute an option takes (one in about 1,900 years): the wait
 #: between two, in whole seconds, stays a number every JSON reader holds exactly.
 LEAST_PER_MINUTE: Final = 1e-9
+#: The most of something a minute an option takes (sixteen million a second), and the
+#: most at once: a limit above holds no caller, and thirty times it (the completions'
+#: budget) still steps more than the core's nanosecond of rounding, with every product a
+#: finite float.
+MOST_PER_MINUTE: Final = 10**9
 
 
 def per_minute(option: str, value: object) -> float:
-    """``value``, how many of something a minute: a finite number, ``LEAST_PER_MINUTE`` or more."""
-    if _number(value) and value >= LEAST_PER_MINUTE:  # type: ignore[operator]
+    """``value``, how many of something a minute: a finite number from ``LEAST_PER_MINUTE``
+    to ``MOST_PER_MINUTE``."""
+    if _number(value) and LEAST_PER_MINUTE <= value <= MOST_PER_MINUTE:  # type: ignore[operator]
         return float(value)  # type: ignore[arg-type]
     raise ConfigError(
-        f"{option} {value!r}: expected None (no limit) or a finite number of at least "
-        f"{LEAST_PER_MINUTE:g} (a minute)"
+        f"{option} {value!r}: expected None (no limit) or a finite number from "
+        f"{LEAST_PER_MINUTE:g} to {MOST_PER_MINUTE:,} (a minute)"
     )
 
 

@@ -4,8 +4,9 @@
 Rules:
 
 * Off unless ``max_calls_per_minute`` is given (1e-9 at least: a slower limit's wait would
-  not fit the wire's whole seconds, and one with no finite interval would limit nothing);
-  then each caller makes at most
+  not fit the wire's whole seconds, and one with no finite interval would limit nothing;
+  1e9 at most, and ``call_burst`` too: thirty times a faster one, the completions', would
+  overflow or step under the core's rounding); then each caller makes at most
   ``call_burst`` ``tools/call`` requests at once (a tenth of the minute's, at least one,
   when not given), then one each ``60 / max_calls_per_minute`` seconds (``CallLimit``,
   the core's GCRA, on a monotonic clock). Every ``tools/call`` counts, an unknown tool's
