@@ -74,9 +74,10 @@ class _Budget:
     def __init__(self, name: str, times: int, what: str, per_minute: float, burst: int) -> None:
         self.name, self.what = name, what
         self.steps = CallLimit(times * per_minute / 60.0, times * burst)
-        # 12 digits: the product's float noise (30 * 0.06 is 1.7999999999999998) is no rate
+        # 12 digits: the product's float noise (30 * 0.06 is 1.7999999999999998) is no rate;
+        # the message says it as data.most does (":g" would cut 1.23456789 to 1.23457)
         self.most, at_once = integral(float(f"{times * per_minute:.12g}")), times * burst
-        self.limit = f"{self.most:g} a minute" + (f", {at_once} at once" if at_once > 1 else "")
+        self.limit = f"{self.most} a minute" + (f", {at_once} at once" if at_once > 1 else "")
         self.option = OPTION if times == 1 else f"{times} times {OPTION}"
 
     def take(self, principal: Principal | None, now: float) -> None:

@@ -19,10 +19,12 @@ import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.server.auth import StaticTokens
+from mcp_elicit.server.auth import Principal, StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.wire.jsonrpc import integral
 
 from support.http import McpHttp, meta, parse_sse
+from support.memory import MemoryClient
 from support.procs import refused_at_start, stdio_process, uvicorn_server
 from support.sessions import ask_name_server, open_session
 from support.wire import WireChecker
@@ -430,3 +432,24 @@ async def test_the_slowest_limit_refuses_with_a_wait_the_wire_carries(
         wire.response("tools/call", refused)
         assert refused["error"]["code"] == -32600
         assert abs(refused["error"]["data"]["retryAfter"] - 60_000_000_000) <= 1
+
+
+@pytest.mark.parametrize("per_minute", [0.0123456789, 1.23456789, 2.5e-7])
+async def test_the_message_says_the_rate_data_most_holds(wire: WireChecker, per_minute: float) -> None:
+    """At every rate, not only those of six digits or fewer: "0.0123457" in the message
+    where ``data.most`` says 0.0123456789 would be two limits (as "1.2e+06" for 1200000).
+    Slow rates: no refill comes while the budget is spent."""
+    app = limited(per_minute)
+    client = MemoryClient(app, checker=wire, principal=Principal("ann"))
+    for method, params in (
+        ("tools/call", {"name": "hello"}),
+        ("completion/complete", complete(0, "Ad")["params"]),
+    ):
+        for _ in range(200):
+            answer = await client.request(method, params)
+            if "error" in answer:
+                break
+        error = answer["error"]
+        most = error["data"]["most"]
+        assert most == integral(float(f"{per_minute * (30 if method != 'tools/call' else 1):.12g}"))
+        assert f"principal 'ann' may make {most} a minute, " in error["message"], error["message"]
