@@ -11,9 +11,9 @@ Rules:
 * No I/O and no clock of its own: every decision takes ``now`` (seconds, any
   monotonic origin), so a test moves time by passing a bigger number. A clock that
   went back allows nothing early: a wait grows by the step back.
-* ``CallLimit`` keeps a due time per key (a principal, a session): a key whose due time
-  is past holds no debt and is the same as an unseen one, so it is forgotten when the
-  map is swept. Sweeps happen when the map has doubled since the last one, so memory
+* ``CallLimit`` keeps a due time per key (a principal's subject; None: every
+  unauthenticated caller): a key whose due time is past holds no debt and is the same as
+  an unseen one, so it is forgotten when the map is swept. Sweeps happen when the map has doubled since the last one, so memory
   stays proportional to the keys active within one burst's time, and each step costs
   O(1) amortized.
 * ``LogBudget`` is one request's: a message over the limit is dropped, never queued.
