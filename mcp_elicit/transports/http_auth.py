@@ -256,8 +256,14 @@ class OAuth(TokenGrants):
             with person_at_work():  # the flow under way may be waiting for one
                 await self._lock.acquire()
             try:
-                if self._tokens is not tokens and self._tokens is not None and not step_up:
-                    tokens = self._tokens  # another request authorized meanwhile
+                if (
+                    self._tokens is not tokens
+                    and self._tokens is not None
+                    and (not step_up or _asked(self._scope, challenge.scope))
+                ):
+                    # another request authorized meanwhile (for a 403: asking already for
+                    # what this challenge names, as concurrent calls of one scoped tool do)
+                    tokens = self._tokens
                 else:
                     # ``target``: the URL without its query, the canonical URI, which is a
                     # 2025-03-26 server's resource (RFC 8707 section 2)
@@ -401,3 +407,9 @@ class OAuth(TokenGrants):
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
+
+
+def _asked(scope: str | None, challenged: str | None) -> bool:
+    """Whether ``scope`` (the last authorization's request) names every scope of
+    ``challenged`` (a 403's)."""
+    return set((challenged or "").split()) <= set((scope or "").split())

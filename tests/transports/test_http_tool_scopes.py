@@ -7,6 +7,7 @@ response itself.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
@@ -249,3 +250,21 @@ async def test_a_dpop_client_steps_up_to_a_scoped_tool(site: tuple[McpAuthorizat
     assert person.scopes == ["profile", "profile repo"]
     assert len(set(mcp.dpop_tokens.bound.values())) == 1 and len(mcp.dpop_tokens.bound) == 2
     assert runs == ["push"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_concurrent_calls_of_a_scoped_tool_step_up_once(
+    site: tuple[McpAuthorization, list[str]], revision: str
+) -> None:
+    # Two calls of the tool at once both meet the 403; the first steps up, and the second
+    # takes the token that first got (its scope asked already covers the challenge)
+    # instead of sending the person to sign in a second time for the same scope.
+    mcp, runs = site
+    person = Recording()
+    auth = OAuth(person)  # type: ignore[arg-type]
+    async with connect_http(mcp.url, auth=auth, versions=[revision], timeout=10) as client:
+        assert (await client.call_tool("whoami", {}))["content"][0]["text"] == "hello"
+        answers = await asyncio.gather(client.call_tool("push", {}), client.call_tool("push", {}))
+    assert [a["content"][0]["text"] for a in answers] == ["pushed", "pushed"]
+    assert person.scopes == ["profile", "profile repo"]
+    assert runs == ["push", "push"]
