@@ -217,6 +217,12 @@ async def test_a_scoped_tool_is_never_served_over_http_without_token_checks(wire
         assert (await mcp.call("push", {}, refused=True)).status == 403
         server.remove_tool("push")
         assert (await mcp.call("whoami", {})).status == 200
+        # removed, its scopes go too: a call of it is an unknown tool's, not a 403
+        gone = await mcp.call("push", {})
+        assert gone.status == 200 and "push" in gone.error["message"]
+        # registered again without scopes: no longer refused
+        server.tool(name="push")(lambda: "open")
+        assert (await mcp.call("push", {})).result["content"][0]["text"] == "open"
     assert runs == []
 
 
