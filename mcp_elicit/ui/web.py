@@ -46,7 +46,8 @@ Rules:
   "More time" (``POST /api/more-time``): the whole ``timeout`` again, as often as asked.
 * The page keeps an event stream open. When every stream of a page that was opened has
   been gone for ``grace`` seconds (the tab was closed), or ``timeout`` passes, every
-  question of the round is answered ``cancel``; so is a cancelled ``elicit_many``. A stream
+  question of the round is answered ``cancel``; so is a cancelled ``elicit_many`` (the page
+  says the server stopped when it was cancelled with ``SERVER_STOPPED``). A stream
   cut short (the event loop ends with the page open) ends its response, with no report.
 * The browser is started by the injectable ``open_url`` (``ui.terminal.system_browser`` by
   default) in a daemon thread that nothing waits for (``webbrowser`` waits for a
@@ -73,7 +74,7 @@ from typing import Final, Literal
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from mcp_elicit.client.answerers import ElicitAnswer, known_modes
+from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stopped
 from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
@@ -111,6 +112,7 @@ _STATIC: Final = {
     "/static/values.js": "text/javascript",
     "/static/draft.js": "text/javascript",
     "/static/review.js": "text/javascript",
+    "/static/events.js": "text/javascript",
     "/static/app.js": "text/javascript",
     "/static/spin.js": "text/javascript",
     "/static/app.css": "text/css",
@@ -457,6 +459,9 @@ class WebAnswerer:
                 round_.finish(round_.every("cancel"), "timeout")
                 self.announce(f"mcp-elicit: no answer within {self.timeout:g} s; cancelled.")
                 answers = round_.answers.result()
+        except asyncio.CancelledError as exc:  # the page says the server stopped, as the terminal does
+            round_.finish(round_.every("cancel"), "stopped" if server_stopped(exc) else "cancelled")
+            raise
         finally:
             round_.finish(round_.every("cancel"), "cancelled")
             if watch is not None:

@@ -44,6 +44,7 @@ _HOW: Final = {
     "cancel": "it was cancelled; nothing was sent",
     "cancelled": "it was cancelled; nothing was sent",
     "closed": "the page was closed, so nothing was sent",
+    "stopped": "the server stopped, so nothing was sent",
     "timeout": "nobody answered in time, so it was cancelled",
     "finished": "the server says the step on that page is finished",
 }

@@ -8,8 +8,8 @@ Rules:
   form below it), then HTML-escaped; attributes are always quoted. Each field is
   ``web_fields``' (which control for which kind of field, and its labels). The page has
   no inline script or style: it loads ``/static/values.js``, ``/static/draft.js``,
-  ``/static/review.js``, ``/static/app.js``, ``/static/spin.js`` and ``/static/app.css`` (the answer
-  server's CSP allows nothing else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
+  ``/static/review.js``, ``/static/events.js``, ``/static/app.js``, ``/static/spin.js`` and
+  ``/static/app.css`` (the answer server's CSP allows nothing else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
   HTML (``data-js``) and shown by the script, so a page without JavaScript shows none,
   with or without its stylesheet. Server text carries ``dir="auto"``: Arabic or Hebrew
   reads right to left (its full stop at its end) on a page that is otherwise English.
@@ -240,7 +240,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
 
 
 #: The answer page's scripts, in the order they run (deferred).
-_SCRIPTS: Final = ("values.js", "draft.js", "review.js", "app.js", "spin.js")
+_SCRIPTS: Final = ("values.js", "draft.js", "review.js", "events.js", "app.js", "spin.js")
 
 
 def _head(title: str, scripts: tuple[str, ...] = ()) -> str:

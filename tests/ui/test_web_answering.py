@@ -12,6 +12,7 @@ import pytest
 
 from mcp_elicit import Form, Integer, MultiChoice
 from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.ui import web_round
 from ui.web_rounds import (
     DEFAULTS,
@@ -296,6 +297,19 @@ async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage
         opened.task.cancel()
         await expect(page.locator("#finished-title")).to_have_text("Cancelled")
         await expect(page.locator("#finished-text")).to_have_text("Nothing was sent. You can close this tab.")
+
+
+async def test_a_page_whose_server_stopped_says_so(new_page: NewPage) -> None:
+    """The client withdraws a question whose server stopped with SERVER_STOPPED, and the
+    terminal says "the server stopped": the page said "Cancelled / Nothing was sent", as if
+    the server had taken the question back."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        opened.task.cancel(SERVER_STOPPED)
+        await expect(page.locator("#finished-title")).to_have_text("Server stopped")
+        await expect(page.locator("#finished-text")).to_have_text(
+            "Table bookings stopped, so nothing was sent. You can close this tab."
+        )
 
 
 async def test_a_stream_the_browser_closed_is_asked_for_again(new_page: NewPage) -> None:

@@ -394,6 +394,7 @@ async def test_every_response_carries_the_security_headers() -> None:
             await client.get(f"{opened.base}/static/values.js"),
             await client.get(f"{opened.base}/static/draft.js"),
             await client.get(f"{opened.base}/static/spin.js"),
+            await client.get(f"{opened.base}/static/events.js"),
         ]
         for response in responses:
             csp = response.headers["content-security-policy"]

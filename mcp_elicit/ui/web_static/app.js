@@ -4,8 +4,9 @@
 // answer server (/api/check), which checks it with the form's own FormSchema.validate, and
 // shows the messages it gets back next to their fields. /api/answer checks again before
 // anything reaches the MCP client. All text from the server is set with textContent.
-// values.js (how typed values are read and shown), draft.js (what a reload keeps) and
-// review.js (the answers shown back before they are sent) load before it.
+// values.js (how typed values are read and shown), draft.js (what a reload keeps),
+// review.js (the answers shown back before they are sent) and events.js (the answer
+// server's event stream: how the round ended) load before it.
 "use strict";
 
 (() => {
@@ -39,7 +40,7 @@
   let over = false;
   let busy = false;
   let dirty = false;
-  let events = null;
+  let stopListening = () => {}; // the event stream (events.js), closed when the page ends
 
   const ENDINGS = {
     answered: state.every((s) => s.url !== null) // web pages only: nothing typed was sent
@@ -49,6 +50,7 @@
     cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
     cancelled: ["Cancelled", "Nothing was sent. You can close this tab."],
     closed: ["Cancelled", "The page was closed, so nothing was sent."],
+    stopped: ["Server stopped", `${server} stopped, so nothing was sent. You can close this tab.`],
     timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
     gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
     finished: ["Done", `${server} says the step on that page is finished. You can close this tab.`],
@@ -317,7 +319,7 @@
     window.clearTimeout(timer);
     window.clearTimeout(warnTimer);
     timeBox.hidden = true;
-    if (events) events.close();
+    stopListening();
     app.dataset.live = "0"; // an ended page listens no more: its stream is closed
     if (reason === "answered" && state.every((s) => s.declined)) reason = "decline"; // each declined, then sent
     const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
@@ -424,67 +426,14 @@
     });
   });
 
-  // ---- the answer server's event stream: how the round ended ---------------------------
+  // ---- the answer server's event stream: how the round ended (events.js) ----------------
 
-  // The answer server stops when the round is over (after a while when a page's stream was
-  // down then, so that the page can still learn how it ended): a stream that cannot come
-  // back means nobody waits for this page any more. The browser drops a stream itself too:
-  // a reload (or Esc) stops the page's loads before the page is hidden, even sooner after a
-  // click, and Esc again stops the stream being asked for again. So a failed stream is
-  // closed and the answer server asked: still waiting, the stream is asked for again after
-  // 1, 1, 1, 2, 4, then 8 s while it fails (or stays up under 8 s); the round over, the page
-  // says how; no answer (or a refusal) is asked again, three in a row end it; leaving doesn't.
-  if (window.EventSource) {
-    let failures = 0; // checks in a row that got no answer
-    let tries = 0; // streams in a row that failed (or stayed up under 8 s)
-    let up = 0; // when the stream came up
-    let leaving = false;
-    let waiting = 0; // the timer that asks again: one at a time
-    window.addEventListener("pagehide", () => (leaving = true));
-    const later = (ms, then) => {
-      window.clearTimeout(waiting);
-      waiting = window.setTimeout(() => {
-        if (!leaving && !over) then();
-      }, ms);
-    };
-    const lost = async () => {
-      const { status: code, data } = await post("/api/check", {});
-      if (leaving || over) return;
-      if (code === 409 && data.ended) return finish(data.ended);
-      if (code !== 200) {
-        failures += 1;
-        return failures >= 3 ? finish("gone") : later(250, lost);
-      }
-      failures = 0;
-      tries += 1;
-      later(Math.min(8000, 1000 * 2 ** Math.max(0, tries - 3)), listen); // 1, 1, 1, 2, 4, 8 s
-    };
-    const listen = () => {
-      const stream = new EventSource(`/api/events?page=${pageName}`);
-      events = stream;
-      stream.addEventListener("open", () => {
-        up = Date.now();
-        app.dataset.live = "1";
-      });
-      stream.addEventListener("error", () => {
-        stream.close(); // asked for again by this page, not by the browser
-        if (leaving || over) return;
-        if (app.dataset.live === "1" && Date.now() - up >= 8000) tries = 0; // it stayed up: start over
-        app.dataset.live = "0";
-        lost();
-      });
-      stream.addEventListener("end", (event) => {
-        let reason = "cancelled";
-        try {
-          reason = JSON.parse(event.data).reason;
-        } catch (error) {
-          reason = "cancelled";
-        }
-        finish(reason);
-      });
-    };
-    listen();
-  }
+  stopListening = window.mcpElicitEvents.follow(pageName, {
+    app,
+    check: () => post("/api/check", {}),
+    finish,
+    over: () => over,
+  });
 
   if (restored.size) {
     for (const field of restored) touched.add(field.id);
