@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.helpers import BOOKING, TOMORROW, answers_file, demo_stdio, fake, run
-from mcp_elicit.cli.call import output_mismatch
+from mcp_elicit.cli.tool_schemas import output_mismatch
 
 from support.cli_call import CONFORMANCE_STDIO, REVISIONS
 from support.procs import HttpProcess
