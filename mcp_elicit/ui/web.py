@@ -31,12 +31,14 @@ Rules:
   port of this machine), except for the link itself opened in a tab, which may be followed
   from a web page (a notebook's output): its token is what counts, and it then answers a page that
   steps to ``/form`` itself (``Refresh``), as a redirect would keep the other site as the
-  initiator and the ``SameSite=Strict`` cookie would not be sent. Each refusal is a page
-  laid out as the others (``web_pages.REFUSED``), as a person may land on it.
+  initiator and the ``SameSite=Strict`` cookie would not be sent. Each refusal, and a 404
+  or 405, is a page laid out as the others (``web_pages.REFUSED``), as a person may land on
+  it; its style is inline, as its stylesheet's request would be refused too.
 * ``/favicon.ico``, which the browser asks for by itself, is 204 (no icon): a 404 would
   be an error in the page's console.
 * Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
-  script, style and requests (no inline code), no framing, no referrer, no DNS prefetch
+  script, style and requests (no inline code, save an ended page's one style, allowed by
+  its hash: ``web_pages.END_STYLE``), no framing, no referrer, no DNS prefetch
   (browsers resolve a plain-http page's link hosts ahead of a click otherwise, which
   would tell a URL's owner it was shown before the person consented).
 * The answer is checked again on the server before it is returned, so what reaches the
@@ -84,7 +86,7 @@ from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
-from mcp_elicit.ui.web_pages import REFUSED, continue_page, end_page, page
+from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past
@@ -97,7 +99,8 @@ log = logging.getLogger("mcp_elicit.ui.web")
 _HEADERS: Final = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "default-src 'none'; script-src 'self'; "
+        f"style-src 'self' {END_STYLE_SOURCE}; connect-src 'self'; img-src 'self'; "
         "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Frame-Options": "DENY",
@@ -148,13 +151,14 @@ def _static(path: str) -> bytes:
     return importlib.resources.files("mcp_elicit.ui").joinpath("web_static", name).read_bytes()
 
 
-def _ended(status: int, heading: str, text: str) -> Response:
+def _ended(status: int, heading: str, text: str, **headers: str) -> Response:
     """A page a person lands on with nothing to answer (``web_pages.end_page``)."""
-    return HTMLResponse(end_page(heading, text), status_code=status, headers=_HEADERS)
+    return HTMLResponse(end_page(heading, text), status_code=status, headers={**_HEADERS, **headers})
 
 
-def _text(status: int, text: str, **headers: str) -> Response:
-    return Response(text + "\n", status_code=status, media_type="text/plain", headers={**_HEADERS, **headers})
+def _text(status: int, text: str) -> Response:
+    """What a request of the page's own script is refused with (the page shows it)."""
+    return Response(text + "\n", status_code=status, media_type="text/plain", headers=_HEADERS)
 
 
 class _App:
@@ -188,11 +192,11 @@ class _App:
             elif method == "POST" and path in _POSTED:
                 response = await self._post(request, path)
             elif path in _POSTED:
-                response = _text(405, "Only POST is answered here.", Allow="POST")
+                response = _ended(405, *REFUSED["wrong-method"], Allow="POST")
             elif path in ("/form", "/api/events", *_STATIC) or path.startswith("/r/"):
-                response = _text(405, "Only GET is answered here.", Allow="GET")
+                response = _ended(405, *REFUSED["wrong-method"], Allow="GET")
             else:
-                response = _text(404, "Not found.")
+                response = _ended(404, *REFUSED["not-found"])
         await response(scope, receive, send)
 
     def _refusal(self, request: Request, *, link: bool = False) -> Response | None:

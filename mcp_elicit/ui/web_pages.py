@@ -27,12 +27,17 @@ Rules:
   the review, which repeats it, frames it the same way. The frame's label names its group
   and is hidden from screen readers itself, which would read it twice.
 * A URL-mode question's box is ``web_url``'s.
-* A page that ends there (a link opened again, a question no longer open: ``end_page``)
-  looks like the answer page, the same header, stylesheet and phone layout, not bare text.
+* A page that ends there (a link opened again, a question no longer open, a refusal, an
+  address that serves nothing: ``end_page``) looks like the answer page, the same header
+  and layout, not bare text, from its own inline style (``END_STYLE``, allowed by its hash
+  in the CSP, ``END_STYLE_SOURCE``): no second request, which a refusal for the host name
+  would refuse as it refused the page.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +52,8 @@ from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in
 from mcp_elicit.ui.web_url import url_box
 
 __all__ = [
+    "END_STYLE",
+    "END_STYLE_SOURCE",
     "RADIO_LIMIT",
     "REFUSED",
     "Checked",
@@ -243,21 +250,41 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
 _SCRIPTS: Final = ("values.js", "draft.js", "review.js", "events.js", "app.js", "spin.js")
 
 
-def _head(title: str, scripts: tuple[str, ...] = ()) -> str:
+#: An ended page's whole style, inline (app.css's colours, box and heading, light and dark).
+END_STYLE: Final = (
+    ":root{--ink:#1b1d21;--muted:#5b6270;--line:#d5d9e0;--paper:#fff;--page:#f4f5f7;color-scheme:light dark}"
+    "@media (prefers-color-scheme:dark){:root{--ink:#e8eaed;--muted:#a8aeb8;--line:#3c4149;"
+    "--paper:#1f2227;--page:#15171a}}"
+    "body{margin:0;background:var(--page);color:var(--ink);"
+    'font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif}'
+    "main{max-width:42rem;overflow-wrap:anywhere;margin:2rem auto;padding:1.5rem 1.75rem 1.75rem;"
+    "background:var(--paper);border:1px solid var(--line);border-radius:12px}"
+    ".eyebrow{margin:0;color:var(--muted);font-size:.8rem;letter-spacing:.04em;text-transform:uppercase}"
+    "h1{font-size:1.35rem;line-height:1.3;margin:.25rem 0}"
+    "@media (max-width:40rem){main{margin:0;border:0;border-radius:0;min-height:100vh;padding:1.25rem 1rem}}"
+)
+#: The CSP source that allows ``END_STYLE`` and nothing else inline.
+END_STYLE_SOURCE: Final = f"'sha256-{base64.b64encode(hashlib.sha256(END_STYLE.encode()).digest()).decode()}'"
+
+
+def _head(title: str, scripts: tuple[str, ...] = (), *, inline: bool = False) -> str:
     """Every page's opening, up to its ``<body>``: ``title`` (escaped) in the tab, the
-    answer page's stylesheet, and ``scripts`` (from ``/static``, deferred)."""
+    answer page's stylesheet (``inline``: ``END_STYLE`` instead), and ``scripts`` (from
+    ``/static``, deferred)."""
     tags = "".join(f'<script src="/static/{name}" defer></script>\n' for name in scripts)
+    style = f"<style>{END_STYLE}</style>" if inline else '<link rel="stylesheet" href="/static/app.css">'
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
         '<meta name="referrer" content="no-referrer">\n'
         f"<title>{html.escape(title)} · mcp-elicit</title>\n"
-        f'<link rel="stylesheet" href="/static/app.css">\n{tags}</head>\n<body>\n'
+        f"{style}\n{tags}</head>\n<body>\n"
     )
 
 
 #: The heading and text of the pages of requests the answer server refuses (``ui.web``):
-#: another host name (421: DNS rebinding), another site (403), no page's cookie (403).
+#: another host name (421: DNS rebinding), another site (403), no page's cookie (403), an
+#: address that serves nothing (404) or not with that method (405).
 REFUSED: Final = {
     "other-host": (
         "This address does not serve the question",
@@ -271,6 +298,14 @@ REFUSED: Final = {
         "Not allowed",
         "Only the page opened from mcp-elicit's link, in the browser it opened in, can do this.",
     ),
+    "not-found": (
+        "Nothing here",
+        "This address serves nothing: open the question from the link mcp-elicit gave.",
+    ),
+    "wrong-method": (
+        "Not a page",
+        "This address answers the question page's own requests only: open the question from the link mcp-elicit gave.",
+    ),
 }
 
 
@@ -278,7 +313,7 @@ def end_page(heading: str, text: str = "") -> str:
     """A page that ends there, with nothing to answer: ``heading`` (also the tab's title)
     and ``text`` under it, mcp-elicit's own words (escaped), laid out as the answer page is."""
     said = f"<p>{html.escape(text)}</p>\n" if text else ""
-    return f"""{_head(heading)}<main>
+    return f"""{_head(heading, inline=True)}<main>
 <header>
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1>{html.escape(heading)}</h1>

@@ -5,8 +5,10 @@ every response carries."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import dataclasses
+import hashlib
 import re
 from typing import Any
 
@@ -134,7 +136,9 @@ async def test_a_link_cut_short_gets_a_page_saying_so() -> None:
         assert cut.headers["cache-control"] == "no-store"
         assert "<h1>No question has this link</h1>" in cut.text
         assert "the whole link" in cut.text
-        assert (await client.get(f"{opened.base}/nothing")).text == "Not found.\n"  # no page's address
+        assert (
+            "<h1>Nothing here</h1>" in (await client.get(f"{opened.base}/nothing")).text
+        )  # no page's address
         csrf = await claim(client, opened)  # the link itself still works
         declined = await client.post(
             f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf)
@@ -363,8 +367,12 @@ async def test_a_known_address_asked_with_the_wrong_method_is_405_saying_which()
         ]:
             response = await client.request(method, f"{opened.base}{path}", headers=api(csrf), json={})
             assert (response.status_code, response.headers.get("allow")) == (405, allowed), (method, path)
+            assert response.headers["content-type"].startswith("text/html"), (method, path)
+            assert "<h1>Not a page</h1>" in response.text, (method, path)
             assert response.headers["cache-control"] == "no-store"
-        assert (await client.get(f"{opened.base}/api/nothing")).status_code == 404
+        nothing = await client.get(f"{opened.base}/api/nothing")
+        assert (nothing.status_code, nothing.headers["content-type"].split(";")[0]) == (404, "text/html")
+        assert "<h1>Nothing here</h1>" in nothing.text
         assert not opened.task.done()
 
 
@@ -448,7 +456,11 @@ async def test_refusals_are_pages_laid_out_as_the_others_with_no_referrer() -> N
         for name, response in refused.items():
             assert response.headers["content-type"].startswith("text/html"), name
             assert '<meta name="referrer" content="no-referrer">' in response.text, name
-            assert '<link rel="stylesheet" href="/static/app.css">' in response.text, name
+            assert "<link" not in response.text and "src=" not in response.text, name  # nothing more to ask
+            style = re.search(r"<style>(.*)</style>", response.text, re.S)
+            assert style is not None, name
+            digest = base64.b64encode(hashlib.sha256(style.group(1).encode()).digest()).decode()
+            assert f"'sha256-{digest}'" in response.headers["content-security-policy"], name
             assert (
                 "<main>" in response.text and "mcp-elicit · a question from an MCP server" in response.text
             ), name
