@@ -1,5 +1,6 @@
 """One line of input at a time (prompt_toolkit): validated as it is typed; Esc, Ctrl-C and
-Ctrl-D cancel; Ctrl-N declines where the caller allows it.
+Ctrl-D cancel; Ctrl-N declines where the caller allows it; the first letter typed (or
+pasted) replaces a default still as given, an edit or a move first edits it.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line, wrapped at word boundaries to the
@@ -68,6 +69,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_validation_error, to_filter
 from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, Window
 from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -172,8 +174,16 @@ def _esc_alone() -> bool:
     return len(processor.key_buffer) == 1 and not processor.input_queue
 
 
-def _bindings(declinable: Callable[[], bool]) -> KeyBindings:
+def _bindings(declinable: Callable[[], bool], fresh: Callable[[], bool]) -> KeyBindings:
     bindings = KeyBindings()
+
+    # A default not yet edited nor moved in goes at the first letter typed (or pasted), as
+    # a text box's selected default does: typing to it appended ("cheese1,2").
+    @bindings.add(Keys.Any, filter=Condition(fresh))
+    @bindings.add(Keys.BracketedPaste, filter=Condition(fresh))
+    def _replace(event: KeyPressEvent) -> None:
+        event.current_buffer.text = ""
+        event.current_buffer.insert_text(event.data.replace("\r\n", "\n").replace("\r", "\n"))
 
     @bindings.add("escape", eager=True, filter=_esc_alone)
     @bindings.add("c-c")
@@ -216,6 +226,7 @@ class Prompter:
         self._output = output
         self._session: PromptSession[str] | None = None
         self._declinable = False
+        self._fresh = False  # the default is as given: the first key typed replaces it
         #: Asks in plain lines: the terminal cannot be drawn on (see ``_cannot_draw``).
         self.plain = _cannot_draw(output)
         self.cancel_key = _CANCEL_WORDS[0] if self.plain else "Esc"
@@ -244,8 +255,10 @@ class Prompter:
             self._session = PromptSession(
                 input=self._input,
                 output=self.output,
-                key_bindings=_bindings(lambda: self._declinable),
+                key_bindings=_bindings(lambda: self._declinable, lambda: self._fresh),
             )
+            self._session.default_buffer.on_text_changed += self._touched
+            self._session.default_buffer.on_cursor_position_changed += self._touched
             _problems_shown_whole(self._session)
         return self._session
 
@@ -280,12 +293,13 @@ class Prompter:
                 validator=_CheckValidator(check, shown) if check is not None else None,
                 validate_while_typing=True,
                 handle_sigint=False,
+                pre_run=self._untouched if default else None,
                 bottom_toolbar=(lambda: _rows(toolbar, _width(), shown)) if toolbar is not None else None,
             )
         except EOFError:
             raise Cancelled() from None
         finally:
-            self._declinable = False
+            self._declinable = self._fresh = False
 
     @contextlib.asynccontextmanager
     async def above(self) -> AsyncIterator[None]:
@@ -311,6 +325,12 @@ class Prompter:
         with set_app(app):
             async with in_terminal():
                 yield
+
+    def _untouched(self) -> None:
+        self._fresh = True  # run once the default is in the line
+
+    def _touched(self, _buffer: object) -> None:
+        self._fresh = False
 
     def _shown(self, text: str) -> str:
         """``text`` as this terminal's encoding can show it (``server_text.for_encoding``)."""

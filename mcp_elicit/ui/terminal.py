@@ -3,7 +3,8 @@
 A form goes in three steps. First the whole question: which server asks, during which
 request, its message, and every field with its title, description, constraints, default
 and choices (each with its description); the person chooses to fill it in, to decline
-(``d``), or to cancel (Esc). Then one prompt per field, prefilled with the default,
+(``d``), or to cancel (Esc). Then one prompt per field, prefilled with the default (the
+first letter typed replaces it, as the field's keys say; an edit or a move first edits it),
 checked on every keystroke with the form's own rules. Then a review of every answer, where any can be changed by its
 number before sending (Enter), or the whole question declined (``d``) or cancelled (Esc).
 
@@ -243,6 +244,11 @@ class TerminalAnswerer:
             check=_field_check(schema, spec, self.prompter.decline_key, cleared),
             toolbar=[
                 *constraints(spec, schema.extras(spec.name)),
+                *(
+                    [f"typing replaces {'your answer' if current is not None else 'the default'}"]
+                    if start
+                    else []
+                ),
                 "Enter: next",
                 f"{self.prompter.decline_key}: decline",
                 f"{self.prompter.cancel_key}: cancel",

@@ -141,3 +141,27 @@ def test_a_question_asked_in_another_thread_leaves_the_main_threads_noting_alone
         worker.join()
         signal.signal(signal.SIGINT, previous)
     assert (here, outcome) == ([signal.SIGINT], [[]])
+
+
+@contextmanager
+def drawn(typed: str = "") -> Iterator[Prompter]:
+    """A prompter on a terminal it draws on (xterm), ``typed`` already sent."""
+    with create_pipe_input() as pipe:
+        pipe.send_text(typed)
+        yield Prompter(input=pipe, output=Vt100_Output(io.StringIO(), lambda: Size(40, 80), term="xterm"))
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [
+        ("1,2\r", "1,2"),  # the first key replaced the default: "cheese1,2" was refused
+        ("\r", "cheese"),  # Enter alone keeps it
+        ("\x7fy\r", "cheesy"),  # an edit first (Backspace) edits it
+        ("\x1b[Ds\r", "cheesse"),  # and so does a move (Left)
+        ("x\x7fab\r", "ab"),  # once replaced, the line is edited as any other
+    ],
+    ids=["typing replaces", "enter keeps", "backspace edits", "left edits", "then edits"],
+)
+async def test_a_first_key_replaces_the_default_and_an_edit_keeps_it(typed: str, answer: str) -> None:
+    with drawn(typed) as prompter:
+        assert await asyncio.wait_for(prompter.ask("Toppings > ", default="cheese"), 10) == answer

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 import pytest
-from cli.pty_session import CTRL_U, ENTER
+from cli.pty_session import CTRL_C, CTRL_U, ENTER
 
 from ui.test_terminal_pty import asking, in_a_terminal
 
@@ -94,4 +94,17 @@ def test_an_empty_required_field_on_a_dumb_terminal_names_the_word_that_declines
         pty.expect("Agree is required: type an answer, or !d to decline")
         pty.send("!d" + ENTER)
         pty.expect('{"action": "decline"')
+        assert pty.wait() == 0
+
+
+def test_what_a_person_types_replaces_the_default_named_in_the_fields_keys() -> None:
+    # The default was prefilled as text the person typed after: "a" then "2, 3" was
+    # "a2, 3", refused, with nothing saying to clear it first.
+    assert answered({**TAGS, "default": ["a"]}, "2, 3") == ["b", "c"]
+    schema = {"type": "object", "properties": {"f": {**TAGS, "default": ["a"]}}, "required": ["f"]}
+    with in_a_terminal(*asking("Answer", schema)) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("typing replaces the default")
+        pty.send(CTRL_C)
         assert pty.wait() == 0
