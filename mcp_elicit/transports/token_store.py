@@ -95,7 +95,7 @@ class Stored:
                 )
                 for issuer, c in record.get("clients", {}).items()
             }
-            given = {str(client_id): str(issuer) for client_id, issuer in record.get("given", {}).items()}
+            given = {str(client_id): _issuer(issuer) for client_id, issuer in record.get("given", {}).items()}
             held = record.get("tokens")
             tokens = (
                 Tokens(
@@ -115,6 +115,13 @@ class Stored:
         if tokens is None or not isinstance(issuer, str):  # tokens without their issuer are not used
             return cls(clients=clients, dpop_key=key, given=given)
         return cls(issuer, scope if isinstance(scope, str) else None, tokens, clients, key, given)
+
+
+def _issuer(value: object) -> str:
+    """A stored binding's issuer: a string, or the record is damaged."""
+    if not isinstance(value, str):
+        raise TypeError("a client id bound to no issuer")
+    return value
 
 
 def _text(value: object) -> str | None:

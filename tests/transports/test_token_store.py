@@ -111,3 +111,11 @@ def test_the_binding_is_a_key_of_its_own_that_round_trips_and_a_reader_passes_ov
     assert Stored.from_record(stored.to_record()) == stored
     assert {k: v for k, v in stored.to_record().items() if k != "given"}.keys() == _OLDER_RECORD.keys()
     assert Stored.from_record({**record, "from_a_later_version": [1]}) == stored
+
+
+@pytest.mark.parametrize("value", [None, 7, ["https://as.example"]])
+def test_a_binding_that_is_not_an_issuer_is_a_damaged_record(value: object) -> None:
+    """A client id bound to something other than an issuer's URL (a file edited by hand) is
+    not read as the text "None" or "7", which no server would match: the record is damaged."""
+    with pytest.raises(ValueError, match="damaged record"):
+        Stored.from_record({**_OLDER_RECORD, "given": {"pre-registered": value}})
