@@ -115,12 +115,13 @@ _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token
 
 def scope_names(where: str, scopes: object) -> tuple[str, ...]:
     """``scopes`` checked as a list of scope names (RFC 6749 scope-tokens: no spaces or
-    quotes), as a tuple; a ``ConfigError`` naming ``where`` otherwise."""
+    quotes), as a tuple, each once (a scope is a set: RFC 6749 §3.3); a ``ConfigError``
+    naming ``where`` otherwise."""
     if isinstance(scopes, str | bytes) or not isinstance(scopes, Sequence | frozenset | set):
         raise ConfigError(f"{where}: a list of scope names, not {scopes!r}")
     if not all(isinstance(x, str) and _SCOPE_TOKEN.fullmatch(x) for x in scopes):
         raise ConfigError(f"{where}: a list of scope names (no spaces or quotes), not {list(scopes)!r}")
-    return tuple(scopes)
+    return tuple(dict.fromkeys(scopes))
 
 
 def _quoted(value: str) -> str:

@@ -149,3 +149,18 @@ def test_scopes_given_as_the_tokens_scope_string_are_its_scope_tokens() -> None:
     assert metadata.missing(principal) == ["admin", "mcp:read"]
     assert not metadata.missing(Principal("bob", scopes="mcp:read  admin"))  # type: ignore[arg-type]
     assert Principal("cy", scopes=["a", "b"]).scopes == frozenset({"a", "b"})  # type: ignore[arg-type]
+
+
+def test_a_scope_given_twice_is_named_once() -> None:
+    # RFC 6749 §3.3: a scope is a set of scope-tokens; a challenge (and a tool's scopes) naming
+    # one twice ("repo repo") reads as if two were needed
+    metadata = ResourceMetadata(["https://auth.example.com"], required_scopes=["repo", "profile", "repo"])
+    assert metadata.required_scopes == ("repo", "profile")
+    assert 'scope="repo profile"' in metadata.challenge("https://mcp.example.com/.well-known/x")
+    app = Server("scoped")
+
+    @app.tool(scopes=["repo", "repo"])
+    def push() -> str:
+        return "pushed"
+
+    assert app.tool_scopes == {"push": ("repo",)}
