@@ -400,17 +400,26 @@ def test_the_limit_can_be_set_later_and_taken_off() -> None:
         app.limit_tool_calls(None, 5)
 
 
-async def test_serve_sets_the_limit_of_a_server_without_one(tmp_path: Path, wire: WireChecker) -> None:
-    """``--max-calls-per-minute 1``: one call at once (a tenth of one, at least one)."""
-    async with stdio_process(UNLIMITED, log_dir=tmp_path, args=("--max-calls-per-minute", "1")) as stdio:
+async def _second_call_refused(tmp_path: Path, wire: WireChecker, per_minute: str) -> dict[str, Any]:
+    """``mcp-elicit serve --max-calls-per-minute per_minute`` over stdio: one call answered,
+    the next one's refusal (checked against the schema)."""
+    async with stdio_process(
+        UNLIMITED, log_dir=tmp_path, args=("--max-calls-per-minute", per_minute)
+    ) as stdio:
         await stdio.send(call(1, "can_ask", modern=True))
         assert "result" in (await stdio.until(1))[0]
         await stdio.send(call(2, "can_ask", modern=True))
-        refused = (await stdio.until(2))[0]
-        wire.response("tools/call", refused)
-        assert refused["error"]["message"].startswith(
-            "Too many tool calls: unauthenticated callers may make 1 a minute (max_calls_per_minute)"
-        )
+        refused: dict[str, Any] = (await stdio.until(2))[0]
+    wire.response("tools/call", refused)
+    return refused
+
+
+async def test_serve_sets_the_limit_of_a_server_without_one(tmp_path: Path, wire: WireChecker) -> None:
+    """``--max-calls-per-minute 1``: one call at once (a tenth of one, at least one)."""
+    refused = await _second_call_refused(tmp_path, wire, "1")
+    assert refused["error"]["message"].startswith(
+        "Too many tool calls: unauthenticated callers may make 1 a minute (max_calls_per_minute)"
+    )
 
 
 @pytest.mark.parametrize("value", ["0", "nan", "-5", "1e307"])
@@ -424,14 +433,9 @@ async def test_the_slowest_limit_refuses_with_a_wait_the_wire_carries(
 ) -> None:
     """At the fewest calls a minute there may be, the wait (about 1,900 years) is still a
     -32600 saying it, not an error that cannot be encoded."""
-    async with stdio_process(UNLIMITED, log_dir=tmp_path, args=("--max-calls-per-minute", "1e-9")) as stdio:
-        await stdio.send(call(1, "can_ask", modern=True))
-        assert "result" in (await stdio.until(1))[0]
-        await stdio.send(call(2, "can_ask", modern=True))
-        refused = (await stdio.until(2))[0]
-        wire.response("tools/call", refused)
-        assert refused["error"]["code"] == -32600
-        assert abs(refused["error"]["data"]["retryAfter"] - 60_000_000_000) <= 1
+    refused = await _second_call_refused(tmp_path, wire, "1e-9")
+    assert refused["error"]["code"] == -32600
+    assert abs(refused["error"]["data"]["retryAfter"] - 60_000_000_000) <= 1
 
 
 @pytest.mark.parametrize("per_minute", [0.0123456789, 1.23456789, 2.5e-7])
