@@ -16,8 +16,13 @@ Rules:
   another resource.
 * A URL a document names (an authorization server, an endpoint) is https, or http to a
   loopback host, and has no fragment (:func:`require_secure`); and a server elsewhere (not
-  on this machine nor a private network) may not name an address on either
-  (server-side request forgery).
+  on this machine nor a private network) may not name an address on either, nor a name
+  that says it is there (``localhost``, ``.local``, ``.home.arpa``, ``.internal``):
+  server-side request forgery.
+* Names are resolved by the transport, which asks here before it connects
+  (:func:`far_server`, :func:`resolution_refusal`): for a server elsewhere, no host of its
+  sign-in but its own may resolve to this machine or a private network. Whether the server
+  is elsewhere is read from its URL and, when known, the address its answer came from.
 * No sign-in, and no token, for a server over plain http off this machine (or, when the
   user trusts it, off a private network): :func:`cleartext_refusal`.
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 import ipaddress
 import unicodedata
 import urllib.parse
+from collections.abc import Sequence
 from typing import Final
 
 from mcp_elicit.core.ipv4_forms import IDN_DOTS, NotIPv4, read_ipv4
@@ -42,9 +48,11 @@ __all__ = [
     "authorization_server_metadata_urls",
     "check_resource",
     "cleartext_refusal",
+    "far_server",
     "protected_resource_urls",
     "quoted_value",
     "require_secure",
+    "resolution_refusal",
     "split_url",
 ]
 
@@ -119,16 +127,17 @@ def _read_host(host: str) -> tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Ad
     return name, address
 
 
-def _distance(host: str, *, names: bool) -> int:
-    """0 for this machine, 1 for a private or reserved network, 2 for anywhere else. Names
-    are judged as written, never resolved: ``localhost`` (and ``*.localhost``) always, the
-    private networks' special-use names only when ``names``."""
+def _distance(host: str) -> int:
+    """0 for this machine, 1 for a private or reserved network, 2 for anywhere else. A name
+    is judged as written, not resolved: ``localhost`` (and ``*.localhost``) is this
+    machine, a private network's special-use name (``.local``, ``.home.arpa``,
+    ``.internal``) a private network, any other name elsewhere."""
     host, address = _read_host(host)
     if address is None:
         name = host.rstrip(".")
         if name == "localhost" or name.endswith(".localhost"):
             return 0
-        return 1 if names and name.endswith(PRIVATE_NAMES) else 2
+        return 1 if name.endswith(PRIVATE_NAMES) else 2
     if address.is_loopback or address.is_unspecified:
         return 0
     if (
@@ -144,19 +153,60 @@ def _distance(host: str, *, names: bool) -> int:
 
 
 def _nearer(url: str, host: str, named_by: str, what: str) -> None:
-    """Refuse ``url`` when it is on this machine or a private network's address and the
-    server naming it is on neither: its documents would have the client make requests (or
-    send the person's browser) where that server cannot reach, server-side request forgery
-    (MCP security best practices: block them). A server on a private network or this
-    machine may name either (a development setup: a container's server, the host's
-    authorization server). A name is not resolved, so only addresses, and ``localhost``,
-    count as near; the naming server's private names count as private."""
-    near = _distance(host, names=False)
-    if near < 2 and _distance(split_url(named_by, "the URL naming it").hostname or "", names=True) == 2:
+    """Refuse ``url`` when it is on this machine or a private network and the server naming
+    it is on neither: its documents would have the client make requests (or send the
+    person's browser) where that server cannot reach, server-side request forgery (MCP
+    security best practices: block them). A server on a private network or this machine
+    may name either (a development setup: a container's server, the host's authorization
+    server). Here a host counts as near by its address, or by a name that says so
+    (``localhost``, a private network's special-use name); where other names resolve is
+    the transport's to check before it connects (:func:`resolution_refusal`)."""
+    near = _distance(host)
+    if near < 2 and _distance(split_url(named_by, "the URL naming it").hostname or "") == 2:
         raise AuthorizationError(
             f"{what} {quoted_value(url)} is on {_HOME[near]}, and {quoted_value(named_by)} that "
             "names it is not: refusing to be sent there (server-side request forgery)"
         )
+
+
+def far_server(server_url: str, peer: str | None = None) -> bool:
+    """Whether the MCP server at ``server_url`` is neither on this machine nor a private
+    network, so that its sign-in may go to no host there: by its URL's host (an address, or
+    a name that says so) and, when the transport knows it, ``peer``, the address its answer
+    came from (a company's server under a public-looking name on a private address is on
+    that network; a server's own DNS cannot move it there, its answer came from where it is)."""
+    near = _distance(split_url(server_url, "the MCP server URL").hostname or "")
+    if peer is not None:
+        near = min(near, _distance(peer))
+    return near == 2
+
+
+def resolution_refusal(host: str, addresses: Sequence[str], *, server_url: str) -> str | None:
+    """Why the sign-in of the far MCP server at ``server_url`` must not connect to ``host``,
+    which resolved to ``addresses``; None when it may. Every address must be elsewhere (the
+    one tried next could be the near one: a name that answers both is refused). The
+    server's own host is the one the user named and the client already talks to: it is
+    taken wherever it resolves (TLS proves the name)."""
+    own = (split_url(server_url, "the MCP server URL").hostname or "").rstrip(".")
+    name = host.lower().rstrip(".")
+    if name in (own, _idna(own)):
+        return None
+    for address in addresses:
+        near = _distance(address)
+        if near < 2:
+            return (
+                f"{quoted_value(host)} resolves to {address}, on {_HOME[near]}, and the MCP server "
+                f"{quoted_value(server_url)} whose sign-in leads there is not: refusing to connect "
+                "(server-side request forgery)"
+            )
+    return None
+
+
+def _idna(name: str) -> str:
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return name
 
 
 #: Where ``plain_http="private"`` lets the client sign in over plain http: private-use

@@ -110,6 +110,11 @@ def test_plain_http_to_loopback_is_allowed(advertised: str) -> None:
         (SERVER_URL, "https://10.0.0.8/prm", "a private network"),
         (SERVER_URL, "https://169.254.169.254/latest/meta-data", "a private network"),
         (SERVER_URL, "https://[fd00::1]/prm", "a private network"),
+        # a name that says where it is: a private network's special-use name
+        (SERVER_URL, "https://meta.internal/prm", "a private network"),
+        (SERVER_URL, "https://printer.local/prm", "a private network"),
+        (SERVER_URL, "https://nas.home.arpa./prm", "a private network"),
+        (SERVER_URL, "https://META.INTERNAL/prm", "a private network"),
     ],
 )
 def test_a_server_elsewhere_cannot_send_the_client_home(server_url: str, advertised: str, where: str) -> None:
@@ -171,7 +176,8 @@ def test_leading_zeros_are_read_as_a_browser_reads_them() -> None:
         ("http://localhost:3000/mcp", "https://10.9.9.9/prm"),  # this machine reaches anywhere
         ("http://10.1.2.3/mcp", "http://127.0.0.1:8080/prm"),  # a container's server, the host's
         ("https://mcp.corp.internal/mcp", "http://localhost:81/prm"),
-        (SERVER_URL, "https://meta.internal/prm"),  # a name is judged as written, never resolved
+        ("https://mcp.corp.internal/mcp", "https://sso.corp.internal/prm"),
+        (SERVER_URL, "https://meta.example.org/prm"),  # where it resolves: the transport's to check
     ],
 )
 def test_a_server_at_home_may_send_the_client_anywhere_at_home(server_url: str, advertised: str) -> None:
