@@ -21,9 +21,11 @@ Rules:
   it once idle too long, instead of carrying the request again, after an authorization as
   long as the server's keep-alive, just as the server closes it.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
-  client, never follow redirects, and read at most 256 KiB of an answer. Which grant and
-  how a token is asked for: ``transports.http_auth_tokens`` (this class's base). Which
-  client it is at each authorization server: ``transports.http_registration``.
+  client, never follow redirects, and read at most 256 KiB of an answer. For a server
+  elsewhere (by its URL, and the address its 401 came from when the transport tells) they
+  connect only to addresses elsewhere, checked as they are connected to (``resolver``).
+  Which grant and how a token is asked for: ``transports.http_auth_tokens`` (this class's
+  base). Which client it is at each authorization server: ``transports.http_registration``.
 * Tokens go over TLS (RFC 6750 section 5.3): a plain ``http://`` MCP server off this
   machine (or, with ``plain_http="private"``, off a private network) gets requests without
   one, and its 401 is an :class:`AuthorizationError` saying what to do.
@@ -60,13 +62,14 @@ import httpx
 from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core.authorization import AuthorizationServer
-from mcp_elicit.core.authorization_urls import PLAIN_HTTP, cleartext_refusal
+from mcp_elicit.core.authorization_urls import PLAIN_HTTP, cleartext_refusal, far_server
 from mcp_elicit.core.token_endpoint import Tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_auth_tokens import Authorizer, TokenGrants
 from mcp_elicit.transports.http_documents import discover
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource
+from mcp_elicit.transports.http_pinned import Resolver
 from mcp_elicit.transports.http_registration import ClientIdentity
 from mcp_elicit.transports.token_record import SharedRecord, usable_tokens
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -98,6 +101,10 @@ class OAuth(TokenGrants):
     twice ``timeout``, plus 10 s). ``plain_http``: which MCP servers over plain ``http://``
     it signs in to and sends tokens to: ``"loopback"`` (the default: this machine only) or
     ``"private"`` (also private-network addresses and names, for a network you trust).
+    ``resolver``: how the flow looks up host names, an async function of ``(host, port)``
+    returning addresses (default: the system's for a server elsewhere, whose flow connects
+    only to the addresses it checked; httpx's own for a server at home, through a proxy from
+    the environment if any). ``transport``: the flow's own HTTP transport, used as it is.
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with
@@ -122,6 +129,7 @@ class OAuth(TokenGrants):
         timeout: float = 15.0,
         lock_timeout: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        resolver: Resolver | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if (client_secret is not None or private_key is not None) and client_id is None:
@@ -167,6 +175,8 @@ class OAuth(TokenGrants):
         self._timeout = timeout
         self._lock_timeout = 2 * timeout + 10 if lock_timeout is None else lock_timeout
         self._transport = transport
+        self._resolver = resolver
+        self._far: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._lock = asyncio.Lock()
         self._tokens: Tokens | None = None
@@ -212,6 +222,7 @@ class OAuth(TokenGrants):
         authorizations = 0
         nonces = 0
         while response.status_code in (401, 403):
+            peer = _peer(response)  # read before the answer is, while its connection is open
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
             if response.status_code == 401 and "www-authenticate" not in response.headers:
                 challenges = [oauth.Challenge("Bearer", {})]  # names no metadata: the well-known URLs
@@ -267,6 +278,7 @@ class OAuth(TokenGrants):
                 else:
                     # ``target``: the URL without its query, the canonical URI, which is a
                     # 2025-03-26 server's resource (RFC 8707 section 2)
+                    await self._guard(target if far_server(target, peer) else None)
                     tokens, did_refresh = await self._recover(
                         target, challenge, step_up=step_up, may_refresh=not refreshed
                     )
@@ -407,6 +419,18 @@ class OAuth(TokenGrants):
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
+
+
+def _peer(response: httpx.Response) -> str | None:
+    """The address ``response`` came from, when its transport tells (httpcore's does: the
+    connection's ``server_addr``); None when it does not (an application in process). Behind
+    a proxy, the proxy's."""
+    stream = response.extensions.get("network_stream")
+    try:
+        address = stream.get_extra_info("server_addr") if stream is not None else None
+    except OSError:  # closed already: unknown, so the URL alone decides
+        return None
+    return str(address[0]) if isinstance(address, tuple) and address else None
 
 
 def _asked(scope: str | None, challenged: str | None) -> bool:

@@ -15,12 +15,18 @@ Rules:
   Bearer token is refused.
 * The flow's own requests (metadata, registration, token) go out on an HTTP client of
   their own that never follows redirects (``transports.http_documents`` caps what is read).
+  For an MCP server elsewhere (``core.authorization_urls.far_server``) that client connects
+  through ``transports.http_pinned``: every host but the server's own must resolve away from
+  this machine and private networks, and is connected to at the address checked. A
+  resolver given (``OAuth(resolver=)``) is used for a server at home too (unchecked); without
+  one, such a server's flow connects as httpx does (a proxy from the environment). A
+  transport given (``OAuth(transport=)``) is used as it is.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import httpx
@@ -29,6 +35,7 @@ from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core import token_endpoint as tokens_at
 from mcp_elicit.core.authorization import AuthorizationServer
+from mcp_elicit.core.authorization_urls import resolution_refusal
 from mcp_elicit.core.dpop import ALGORITHM
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
@@ -36,6 +43,7 @@ from mcp_elicit.transports.http_auth_redacted import RedactedAuth
 from mcp_elicit.transports.http_documents import post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
+from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport, Resolver, system_resolver
 from mcp_elicit.transports.http_registration import ClientIdentity
 
 __all__ = ["Authorizer", "TokenGrants"]
@@ -66,16 +74,33 @@ class TokenGrants(RedactedAuth):
     _clock: Callable[[], float]
     _timeout: float
     _transport: httpx.AsyncBaseTransport | None
+    _resolver: Resolver | None
     _client: httpx.AsyncClient | None
+    _far: str | None  # the MCP server elsewhere whose sign-in is guarded (None: at home)
     _dpop_required: bool  # the resource takes DPoP-bound tokens only
 
     @property
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
+            transport = self._transport
+            if transport is None and (self._far is not None or self._resolver is not None):
+                transport = PinnedTransport(PinnedBackend(self._refusal, self._resolver or system_resolver))
             self._client = httpx.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, transport=self._transport
+                timeout=self._timeout, follow_redirects=False, transport=transport
             )
         return self._client
+
+    def _refusal(self, host: str, addresses: Sequence[str]) -> str | None:
+        far = self._far
+        return None if far is None else resolution_refusal(host, addresses, server_url=far)
+
+    async def _guard(self, far: str | None) -> None:
+        """Connect the flow's requests as the MCP server's place asks: ``far``, the server's
+        URL when it is elsewhere, else None. A change closes the client: a connection
+        pooled under one rule is not reused under the other."""
+        if far != self._far:
+            await self.aclose()
+            self._far = far
 
     async def aclose(self) -> None:
         """Close the HTTP client of the flow's own requests (tokens are kept)."""

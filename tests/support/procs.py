@@ -310,10 +310,16 @@ class InProcess:
 
 @contextlib.asynccontextmanager
 async def uvicorn_server(
-    app: Any, *, lifespan: str = "off", root_path: str = "", http: str = "h11"
+    app: Any,
+    *,
+    lifespan: str = "off",
+    root_path: str = "",
+    http: str = "h11",
+    tls: tuple[str, str] | None = None,
 ) -> AsyncIterator[InProcess]:
     """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop (``lifespan``,
-    ``root_path`` and ``http``, the HTTP parser, as uvicorn's options)."""
+    ``root_path`` and ``http``, the HTTP parser, as uvicorn's options; ``tls``: the files
+    of a certificate and its key, to speak https)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -327,6 +333,8 @@ async def uvicorn_server(
         http=http,
         loop="asyncio",
         timeout_graceful_shutdown=2,
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
     )
     server = uvicorn.Server(config)
     task = asyncio.ensure_future(server.serve(sockets=[sock]))

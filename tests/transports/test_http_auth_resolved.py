@@ -1,0 +1,236 @@
+"""The client's sign-in (transports/http_auth.py) when names resolve: a server elsewhere
+may not lead the flow to a host name that resolves to this machine or a private network
+(server-side request forgery by DNS, or DNS rebinding), and each connection goes to the
+address that was checked (``transports.http_pinned``).
+
+A real protected server and authorization server (``support.mcp_authorization``) speak
+https on 127.0.0.1 with a certificate for the names below, trusted through
+``SSL_CERT_FILE``; the test's DNS (``Dns``) says where each name is. The MCP requests
+themselves go in process (``httpx.ASGITransport``: an answer that does not say where it
+came from, so the server's URL alone says where it is), or over a real connection where a
+test needs the server's address known.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_auth import OAuth
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport
+
+from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
+from support.procs import uvicorn_server
+from support.tls import self_signed
+
+pytestmark = pytest.mark.anyio
+
+NAMES = ("mcp.example.com", "auth.example.net", "mcp.corp.internal")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Dns:
+    """The test's resolver: ``answers`` maps a name to its addresses, each answer in turn
+    for a name with several (the last one for good); ``asked`` lists the names looked up."""
+
+    def __init__(self, **answers: list[list[str]] | list[str]) -> None:
+        self.answers = {
+            name.replace("_", "."): ([value] if isinstance(value[0], str) else value)
+            for name, value in answers.items()
+        }
+        self.asked: list[str] = []
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        self.asked.append(host)
+        turns = self.answers.get(host)
+        if turns is None:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return turns.pop(0) if len(turns) > 1 else turns[0]  # type: ignore[return-value]
+
+
+def _allow(host: str, addresses: Sequence[str]) -> str | None:
+    return None
+
+
+def reaching(dns: Dns) -> PinnedTransport:
+    """A transport that finds the test's names through ``dns``, nothing refused."""
+    return PinnedTransport(PinnedBackend(_allow, dns))
+
+
+class Browser(FollowRedirect):
+    """The person's part: the provider approves at once; the browser knows the test's names."""
+
+    def __init__(self, dns: Dns) -> None:
+        super().__init__()
+        self.dns = dns
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        self.asked.append(issuer)
+        async with httpx.AsyncClient(transport=reaching(self.dns)) as http:
+            response = await http.get(url)
+        assert response.is_redirect, response.text
+        return str(response.headers["location"])
+
+
+@dataclass
+class Site:
+    """``auth`` (the authorization server and protected resource) served on ``port``;
+    ``arrived`` lists the (Host, path) of each request that came over the network."""
+
+    auth: McpAuthorization
+    port: int
+    arrived: list[tuple[str, str]] = field(default_factory=list)
+
+    def url(self, host: str) -> str:
+        return f"https://{host}:{self.port}/mcp"
+
+    def hosts(self) -> set[str]:
+        return {host.rsplit(":", 1)[0] for host, _ in self.arrived}
+
+
+@pytest.fixture
+def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    cert, key = self_signed(*NAMES)  # no 127.0.0.1: TLS must be checked against the name
+    (tmp_path / "cert.pem").write_bytes(cert)
+    (tmp_path / "key.pem").write_bytes(key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+    return str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+
+
+@pytest.fixture
+async def site(certificate: tuple[str, str]) -> AsyncIterator[Site]:
+    auth = McpAuthorization(whoami_server(), allowed_hosts=("*",))
+    arrived: list[tuple[str, str]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            arrived.append((dict(scope["headers"]).get(b"host", b"").decode(), scope["path"]))
+        await auth.app(scope, receive, send)
+
+    async with uvicorn_server(app, tls=certificate) as running:
+        yield Site(auth, running.port, arrived)
+
+
+async def call(url: str, auth: OAuth, transport: httpx.AsyncBaseTransport) -> str:
+    try:
+        async with httpx.AsyncClient(transport=transport, auth=auth, timeout=10) as http:
+            async with connect_http(url, http_client=http, versions=["2026-07-28"], timeout=10) as client:
+                result = await client.call_tool("whoami", {})
+    finally:
+        await auth.aclose()  # the flow's own HTTP client
+    return str(result["content"][0]["text"])
+
+
+def in_process(site: Site) -> httpx.AsyncBaseTransport:
+    return httpx.ASGITransport(app=site.auth.app)
+
+
+async def test_a_server_elsewhere_signs_in_over_connections_to_the_addresses_checked(site: Site) -> None:
+    # its own host is its authorization server: taken wherever it resolves (the user named it)
+    site.auth.base = f"https://mcp.example.com:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"])
+    person = Browser(dns)
+    assert await call(site.url("mcp.example.com"), OAuth(person, resolver=dns), in_process(site)) == "hello"
+    assert person.asked == [site.auth.base]
+    # the flow's requests all came over the network, to the name the test's DNS put on 127.0.0.1
+    # (the system's resolver knows no mcp.example.com), over TLS checked for that name
+    assert site.hosts() == {"mcp.example.com"}
+    paths = [path for _, path in site.arrived]
+    assert "/.well-known/oauth-protected-resource/mcp" in paths and "/token" in paths
+    assert "mcp.example.com" in dns.asked
+
+
+@pytest.mark.parametrize(
+    ("answers", "address", "where"),
+    [
+        (["127.0.0.1"], "127.0.0.1", "this machine"),
+        (["169.254.169.254"], "169.254.169.254", "a private network"),  # a cloud's metadata service
+        (["10.20.30.40"], "10.20.30.40", "a private network"),
+        (["1.1.1.1", "127.0.0.1"], "127.0.0.1", "this machine"),  # one answer elsewhere, one home
+        (["::1"], "::1", "this machine"),
+    ],
+)
+async def test_a_server_elsewhere_cannot_name_a_host_that_resolves_home(
+    site: Site, answers: list[str], address: str, where: str
+) -> None:
+    site.auth.base = f"https://auth.example.net:{site.port}"  # its metadata names this server
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=answers)
+    person = Browser(dns)
+    with pytest.raises(AuthorizationError) as refused:
+        await call(site.url("mcp.example.com"), OAuth(person, resolver=dns), in_process(site))
+    message = str(refused.value)
+    assert f"'auth.example.net' resolves to {address}, on {where}" in message
+    assert f"the MCP server 'https://mcp.example.com:{site.port}/mcp'" in message
+    assert "server-side request forgery" in message
+    assert "auth.example.net" not in site.hosts()  # refused before connecting
+    assert person.asked == [] and site.auth.registrations == 0
+
+
+async def test_the_answer_checked_is_the_one_connected_to(site: Site) -> None:
+    # DNS rebinding: a second lookup would say elsewhere; there is none for the connection
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=[["127.0.0.1"], ["1.1.1.1"]])
+    with pytest.raises(AuthorizationError, match=re.escape("'auth.example.net' resolves to 127.0.0.1")):
+        await call(site.url("mcp.example.com"), OAuth(Browser(dns), resolver=dns), in_process(site))
+    assert dns.asked.count("auth.example.net") == 1
+    assert "auth.example.net" not in site.hosts()
+
+
+async def test_a_server_at_home_by_its_name_may_name_hosts_that_resolve_home(site: Site) -> None:
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_corp_internal=["127.0.0.1"], auth_example_net=["127.0.0.1"])
+    person = Browser(dns)
+    assert await call(site.url("mcp.corp.internal"), OAuth(person, resolver=dns), in_process(site)) == "hello"
+    assert person.asked == [site.auth.base]
+    assert "auth.example.net" in site.hosts()
+
+
+async def test_a_server_at_home_by_its_address_may_name_hosts_that_resolve_home(site: Site) -> None:
+    # a company's server under a public-looking name, reached at a private address (here
+    # 127.0.0.1): its answer says where it is, and its authorization server is there too
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=["127.0.0.1"])
+    person = Browser(dns)
+    assert await call(site.url("mcp.example.com"), OAuth(person, resolver=dns), reaching(dns)) == "hello"
+    assert "auth.example.net" in site.hosts()
+
+
+async def test_each_connection_goes_to_the_address_judged_and_tls_checks_the_name(site: Site) -> None:
+    judged: list[tuple[str, list[str]]] = []
+
+    def judge(host: str, addresses: Sequence[str]) -> str | None:
+        judged.append((host, list(addresses)))
+        return None
+
+    dns = Dns(auth_example_net=[["127.0.0.1"], ["192.0.2.1"]], other_example_org=["127.0.0.1"])
+    async with httpx.AsyncClient(transport=PinnedTransport(PinnedBackend(judge, dns))) as http:
+        answer = await http.get(
+            f"https://auth.example.net:{site.port}/.well-known/oauth-authorization-server"
+        )
+        assert answer.status_code == 200
+        # a name the certificate does not carry, on the same address: TLS refuses it
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            await http.get(f"https://other.example.org:{site.port}/")
+    assert judged == [("auth.example.net", ["127.0.0.1"]), ("other.example.org", ["127.0.0.1"])]
+    assert dns.asked == ["auth.example.net", "other.example.org"]
+    assert site.arrived == [(f"auth.example.net:{site.port}", "/.well-known/oauth-authorization-server")]
+
+
+async def test_a_name_that_does_not_resolve_is_a_clear_error(site: Site) -> None:
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"])  # knows no auth.example.net
+    with pytest.raises(AuthorizationError, match=re.escape("cannot look up auth.example.net")):
+        await call(site.url("mcp.example.com"), OAuth(Browser(dns), resolver=dns), in_process(site))
