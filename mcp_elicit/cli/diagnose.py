@@ -58,6 +58,7 @@ from mcp_elicit.cli.era_hints import era_hint
 from mcp_elicit.cli.legacy_sse import legacy_sse_endpoint
 from mcp_elicit.cli.output import SAID_MAX, fit, fit_quoted
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
+from mcp_elicit.client.era_habits import unhinted
 from mcp_elicit.errors import (
     AuthorizationError,
     CannotConnect,
@@ -176,9 +177,10 @@ def _said(message: str) -> str:
 
 def _told(exc: ProtocolError) -> str:
     """``exc``'s message as shown: the server's words cut short (``_said``), the client's
-    own after them (``added``: what it did about the error) whole."""
+    own after them (``added``: what it did about the error) whole, but for the ``Client``
+    option that would follow it (``era_habits``): the command says that in its own words."""
     added = exc.added if exc.added and exc.message.endswith(exc.added) else ""
-    return _said(exc.message[: len(exc.message) - len(added)]) + added
+    return _said(exc.message[: len(exc.message) - len(added)]) + unhinted(added)
 
 
 def _after_connecting(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:

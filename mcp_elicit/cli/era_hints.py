@@ -23,21 +23,17 @@ Rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.cli.url_steps import step_lines, unfollowable
+from mcp_elicit.client.era_habits import CANNOT_SEND_REQUESTS
 from mcp_elicit.client.options import client_hint, required_revision
 from mcp_elicit.errors import MissingClientCapability, ProtocolError, URLElicitationRequired
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 
 __all__ = ["capability_words", "era_hint", "tool_error_note"]
 
-_CANNOT_SEND_REQUESTS: Final = re.compile(
-    r"(?i)cannot send '?(?:elicitation/create|sampling/createMessage|roots/list)\b|no back-channel"
-    r"|server[- ]initiated requests? (?:is|are) (?:unavailable|not (?:available|supported))"
-)
 _FOLLOW: Final = f"--protocol {LATEST_HANDSHAKE}"
 
 
@@ -49,7 +45,7 @@ def era_hint(exc: ProtocolError, where: str, revision: str | None) -> str:
         return ""
     if isinstance(exc, URLElicitationRequired):
         return _url_required(exc, where, revision)
-    if _CANNOT_SEND_REQUESTS.search(exc.message):
+    if CANNOT_SEND_REQUESTS.search(exc.message):
         return "\n" + _server_requests(revision)
     return ""
 
@@ -86,7 +82,7 @@ def tool_error_note(result: Mapping[str, Any], revision: str | None) -> str:
     blocks = content if isinstance(content, list) else []
     texts = (b.get("text") for b in blocks if isinstance(b, Mapping))
     text = " ".join(t for t in texts if isinstance(t, str))
-    return _server_requests(revision) if _CANNOT_SEND_REQUESTS.search(text) else ""
+    return _server_requests(revision) if CANNOT_SEND_REQUESTS.search(text) else ""
 
 
 def _server_requests(revision: str | None) -> str:

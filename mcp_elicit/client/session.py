@@ -54,6 +54,7 @@ from mcp_elicit.client import options as opt
 from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
 from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
+from mcp_elicit.client.era_habits import say_what_follows
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.negotiation import discovered_server, modern_from, not_modern
 from mcp_elicit.client.params import given
@@ -75,7 +76,6 @@ from mcp_elicit.core.era import Legacy, Modern, Reprobe, Verdict, judge_probe, m
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     MethodNotFound,
-    MissingClientCapability,
     ProtocolError,
     ProtocolViolation,
     RequestTimeout,
@@ -479,8 +479,8 @@ class Client:
         server = self.session and self._conn.server  # not connected, or closed: said here
         try:
             return await self._calls.run(lambda: f"{method} to {server}", lambda: self._revived(method, work))
-        except MissingClientCapability as exc:
-            opt.say_what_to_pass(exc)
+        except ProtocolError as exc:  # what would follow it, in Client's options (client.era_habits)
+            say_what_follows(exc, self._session.revision if self._session else None, self.capabilities)
             raise
 
     async def _revived(self, method: str, work: Callable[[], Awaitable[T]]) -> T:

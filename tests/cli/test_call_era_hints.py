@@ -34,6 +34,7 @@ def test_url_elicitation_required_at_2026_shows_its_steps_and_the_protocol_to_fo
     assert "url: https://example.com/oauth/start  (site: example.com)" in result.err
     assert "not opened" in result.err
     assert FOLLOW in result.err
+    assert "pass Client" not in result.err  # the library's words for it, which a command cannot pass
 
 
 def test_url_elicitation_required_in_json_names_the_steps_and_a_refused_url_is_said_so(
@@ -74,6 +75,7 @@ def test_a_server_initiated_elicitation_refused_at_2026_says_which_protocol_carr
     assert f"{method}: the server answered with error -32600: Cannot send 'elicitation/create'" in result.err
     assert "server-initiated requests" in result.err
     assert FOLLOW in result.err
+    assert "pass Client" not in result.err
 
 
 def test_at_2025_11_25_the_same_server_gets_no_hint(

@@ -65,6 +65,7 @@ def test_with_nobody_to_answer_at_2025_11_25_a_real_sdk_servers_step_is_shown(
     assert "  1. Sign in to gh" in result.err
     assert "url: https://example.com/oauth/start  (site: example.com)" in result.err
     assert "--protocol 2025-11-25" not in result.err  # it is the revision in use
+    assert "pass Client" not in result.err  # the library's hint; the command says --ui instead
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
