@@ -12,6 +12,11 @@ Rules:
   ``Field("", min_length=1)`` as such a default): the field is shown without it. The
   JSON Schema keywords beyond the subset that SDKs send are taken in (``forms.foreign``),
   and what the fields do not show is a warning too.
+* An accepted form answer's Python values are first written as the JSON its fields take
+  (``_as_json``): a ``date`` or ``datetime`` for a ``date`` or ``date-time`` field as its
+  ISO text (then checked as such text is: a ``datetime`` without an offset for a
+  ``date-time``, or any ``datetime`` for a ``date``, is refused saying what fits), a set
+  for a multi-select as a list in the options' order; anything else is left to the checks.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
   (types, ranges, lengths, formats, enum membership, required fields), and its text must
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
@@ -27,6 +32,7 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -42,7 +48,7 @@ from mcp_elicit.errors import (
     ProtocolViolation,
     ValidationProblem,
 )
-from mcp_elicit.forms import FormSchema, SecretFinding
+from mcp_elicit.forms import FormSchema, MultiChoice, SecretFinding, String
 from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
@@ -74,6 +80,9 @@ _NAMED: Final = 100
 
 #: A lone surrogate: text UTF-8 (so a JSON reply) cannot encode.
 _UNPAIRED = re.compile("[\ud800-\udfff]")
+
+#: The formats whose text a ``date`` or ``datetime`` writes (``_as_json``).
+_DATES: Final = frozenset({"date", "date-time"})
 
 Mode = Literal["form", "url"]
 _ACTIONS = ("accept", "decline", "cancel")
@@ -277,7 +286,7 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     content = answer.get("content")
     if content is None:
         content = {}
-    filled = request.schema.apply_defaults(content)
+    filled = request.schema.apply_defaults(_as_json(request.schema, content))
     checked = request.schema.validate(filled)
     unsendable = [
         ValidationProblem(
@@ -291,6 +300,22 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     if unsendable:
         raise FormValidationError(unsendable)
     return {"action": "accept", "content": checked}
+
+
+def _as_json(schema: FormSchema, content: object) -> object:
+    """``content`` with the Python values an app's answerer naturally gives written as the
+    JSON its fields take (see the rules); anything else as given, for the checks to judge."""
+    if not isinstance(content, Mapping):
+        return content
+    out = dict(content)
+    for spec in schema.fields:
+        value = out.get(spec.name)
+        if isinstance(spec, String) and spec.format in _DATES and isinstance(value, dt.date):
+            out[spec.name] = value.isoformat()  # a datetime for a date (or the reverse): its format says
+        elif isinstance(spec, MultiChoice) and isinstance(value, set | frozenset):
+            order = {option.value: i for i, option in enumerate(spec.options)}
+            out[spec.name] = sorted(value, key=lambda item: order.get(item, len(order)))
+    return out
 
 
 def unsendable_character(value: object) -> str | None:
