@@ -1,12 +1,14 @@
 """Finding the ``Server`` a user's file or module defines.
 
 Rules: a target is ``path/to/file.py`` or ``package.module``, optionally followed by
-``:attribute``. Without an attribute, the module's ``app``, ``server`` or ``mcp`` is used,
-or its only ``Server`` instance. Every failure says what was looked for and where; a
-name that is not a ``Server`` is said to be what it is (a class, a function...), with the
-Servers the module does define. A module that fails while it is imported (a syntax error,
-an exception, a missing import), or a name whose reading raises (a module ``__getattr__``),
-is named with the error and the line it came from, in one line, not a traceback.
+``:attribute``. A module is looked for in the current directory first, as ``python -m``
+and uvicorn look (the console script's path lacks it). Without an attribute, the
+module's ``app``, ``server`` or ``mcp`` is used, or its only ``Server`` instance. Every
+failure says what was looked for and where; a name that is not a ``Server`` is said to be
+what it is (a class, a function...), with the Servers the module does define. A module
+that fails while it is imported (a syntax error, an exception, a missing import), or a
+name whose reading raises (a module ``__getattr__``), is named with the error and the
+line it came from, in one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def _load_module(spec: str) -> ModuleType:
             sys.modules.pop(name, None)
             raise _import_failed(spec, exc) from None
         return module
+    if str(Path.cwd()) not in sys.path and "" not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
