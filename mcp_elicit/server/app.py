@@ -25,7 +25,7 @@ from mcp_elicit.core.tasks import TaskRecord
 from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
 from mcp_elicit.server import key_file
-from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, subject_of
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import (
@@ -403,17 +403,17 @@ class Server(Dispatch):
         return await telemetry.traced(message, answer, version=version, session=sid, network=network)
 
     @on_loop
-    def complete_elicitation(self, elicitation_id: str, principal: str | None = None) -> bool:
+    def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
         """Tell the sessions that sent URL elicitation ``elicitation_id`` that it is done
         (``notifications/elicitation/complete``); True when one was told. Only sessions of
-        ``principal`` (the ``ctx.principal.subject`` of the request that asked; None on a
-        server without authentication) hear it, so an id a handler chose (``"github"``)
+        ``principal`` (the ``ctx.principal`` of the request that asked, or its subject; None
+        on a server without authentication) hear it, so an id a handler chose (``"github"``)
         that several users wait on completes for the one it names, in each of their
         sessions that waits on it. A session that asked several questions under it (each
         sent with an id of its own) hears of each, on the stream of the request that asked
         while it runs, else on the session's standalone stream (``Session.complete``).
         Unknown or finished ids are ignored."""
-        sessions = self.sessions.awaiting(elicitation_id, principal)
+        sessions = self.sessions.awaiting(elicitation_id, subject_of(principal))
         for session in sessions:
             session.complete(elicitation_id, self.telemetry)
         return bool(sessions)

@@ -39,6 +39,7 @@ __all__ = [
     "TokenVerifier",
     "realm_challenge",
     "scope_names",
+    "subject_of",
 ]
 
 log = logging.getLogger("mcp_elicit.auth")
@@ -86,6 +87,17 @@ class TokenVerifier(Protocol):
     """
 
     async def verify(self, token: str) -> Principal | None: ...
+
+
+def subject_of(principal: Principal | str | None) -> str | None:
+    """Whose: a ``Principal`` (a handler's ``ctx.principal``) read as its subject, a subject
+    or None (the unauthenticated callers) as given; anything else is a ``TypeError``, so a
+    value that could match nobody is not taken in silence."""
+    if principal is None or isinstance(principal, str):
+        return principal
+    if isinstance(principal, Principal):
+        return principal.subject
+    raise TypeError(f"principal must be a Principal, its subject (a str) or None, not {principal!r}"[:200])
 
 
 class StaticTokens:

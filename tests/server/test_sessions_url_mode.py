@@ -69,6 +69,27 @@ async def test_a_handler_chosen_id_completes_for_its_principal_only(wire_2025: W
     assert orjson.loads(await bob.session.next_pushed(0.1))["params"] == {"elicitationId": "e-1"}
 
 
+async def test_completion_takes_the_principal_a_handler_holds(wire_2025: WireChecker) -> None:
+    """``complete_elicitation(id, ctx.principal)``: the ``Principal`` itself names whose
+    sessions hear it, as its subject does (it was compared with the subject and matched
+    nobody, so the completion went nowhere and nothing said why)."""
+    app = build()
+    url_caps = {"elicitation": {"url": {}}}
+    alice = SessionClient(app, capabilities=url_caps, principal=Principal("alice"), checker=wire_2025)
+    bob = SessionClient(app, capabilities=url_caps, principal=Principal("bob"), checker=wire_2025)
+    for client in (alice, bob):
+        await client.open()
+        assert (await client.request("tools/call", {"name": "connect"}))["error"]["code"] == -32042
+    assert app.complete_elicitation("e-1", Principal("alice"))
+    pushed = orjson.loads(await alice.session.next_pushed(0.1))
+    wire_2025.notification(pushed)
+    assert pushed["params"] == {"elicitationId": "e-1"}
+    assert await bob.session.next_pushed(0.01) is None, "alice's completion reached bob's session"
+    with pytest.raises(TypeError, match=r"principal.*Principal.*subject.*not 7"):
+        app.complete_elicitation("e-1", 7)  # type: ignore[arg-type]
+    assert app.complete_elicitation("e-1", principal="bob"), "a refused call changed nothing"
+
+
 @pytest.mark.parametrize("action", ["decline", "cancel", None])
 async def test_a_url_question_that_ends_without_the_page_is_forgotten(
     wire_2025: WireChecker, action: str | None
