@@ -175,18 +175,6 @@ class PrincipalLimitReached(InvalidRequest):
 
     default_http_status = 429
 
-    @classmethod
-    def holding(
-        cls, what: str, principal: str | None, most: int, option: str, remedy: str
-    ) -> PrincipalLimitReached:
-        """``principal`` (None: unauthenticated callers) holds ``most`` ``what``, the value
-        of ``option``; ``remedy`` says how to make room."""
-        who = "unauthenticated callers hold" if principal is None else f"principal {principal!r} holds"
-        return cls(
-            f"Too many {what}: {who} {most}, the limit for one principal ({option}); {remedy}",
-            {"limit": option, "most": most},
-        )
-
 
 class MethodNotFound(ProtocolError):
     """The method does not exist, or does not exist in the revision spoken."""

@@ -49,7 +49,7 @@ from typing import Any, Literal, get_args
 
 import orjson
 
-from mcp_elicit.errors import PrincipalLimitReached
+from mcp_elicit.server.shares import share_held
 from mcp_elicit.stores.base import Store
 
 __all__ = ["MAX_PENDING_CLAIMS", "ClaimsExhausted", "Flow", "FlowQuota", "FlowStatus", "Flows"]
@@ -344,7 +344,7 @@ class FlowQuota:
             ticket = f"?{next(self._tickets)}"
             held[ticket] = now + flows.ttl
             return ticket
-        raise PrincipalLimitReached.holding(
+        raise share_held(
             "URL-mode pages open",
             principal,
             self.limit,

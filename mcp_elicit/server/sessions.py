@@ -58,9 +58,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
-from mcp_elicit.errors import PrincipalLimitReached, ProtocolError, TransportError
+from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.options import share
+from mcp_elicit.server.shares import share_held
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
@@ -418,7 +419,7 @@ class Sessions:
             if len(held) >= self.max_sessions_per_principal:
                 idle = [s for s in held if not s.in_use]
                 if not idle:
-                    raise PrincipalLimitReached.holding(
+                    raise share_held(
                         "sessions",
                         principal,
                         self.max_sessions_per_principal,

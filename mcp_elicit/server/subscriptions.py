@@ -40,10 +40,11 @@ from typing import Any
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID, Filter, stamped
 from mcp_elicit.core.tasks import require_tasks
-from mcp_elicit.errors import InternalError, PrincipalLimitReached
+from mcp_elicit.errors import InternalError
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Channel
 from mcp_elicit.server.options import share, whole
+from mcp_elicit.server.shares import share_held
 
 __all__ = ["Subscriptions"]
 
@@ -140,7 +141,7 @@ class Subscriptions:
                 http_status=503,
             )
         if self._held[owner] >= self.max_listeners_per_owner:
-            raise PrincipalLimitReached.holding(
+            raise share_held(
                 "subscriptions",
                 owner,
                 self.max_listeners_per_owner,
