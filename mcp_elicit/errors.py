@@ -288,15 +288,6 @@ class UnsupportedProtocolVersion(ProtocolError):
     code = -32022
     default_http_status = 400
 
-    @classmethod
-    def for_version(cls, requested: str, supported: Sequence[str]) -> UnsupportedProtocolVersion:
-        if len(requested) > 60:  # quoted, not echoed whole: a header can be tens of KB
-            requested = requested[:60] + "..."
-        return cls(
-            f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
-            {"supported": list(supported), "requested": requested},
-        )
-
 
 class URLElicitationRequired(ProtocolError):
     """The request cannot go on until the user completes URL-mode elicitations (2025-11-25)."""

@@ -54,7 +54,7 @@ from mcp_elicit.wire.meta import (
     ClientCapabilities,
     read_request_meta,
 )
-from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
+from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake, unsupported
 
 __all__ = [
     "CACHEABLE_METHODS",
@@ -225,9 +225,9 @@ class ServerCore:
                 self._check_version(message, given, headers)
             raw = headers.get(h.VERSION_HEADER) if headers is not None else None
             if raw is not None and raw.strip(OWS) not in SUPPORTED and not _version_not_a_string(params):
-                unsupported = UnsupportedProtocolVersion.for_version(raw.strip(OWS), SUPPORTED)
-                unsupported.request_id = message.id
-                raise unsupported from None
+                refused = unsupported(raw.strip(OWS))
+                refused.request_id = message.id
+                raise refused from None
             exc.request_id = message.id
             raise
         version = meta[0]
@@ -265,7 +265,7 @@ class ServerCore:
                         f"protocolVersion, or send {MODERN[0]} in _meta protocolVersion",
                         http_status=400,
                     )
-                raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
+                raise unsupported(version)
         except (HeaderMismatch, InvalidRequest, UnsupportedProtocolVersion) as exc:
             exc.request_id = message.id
             raise

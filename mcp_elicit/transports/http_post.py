@@ -47,7 +47,6 @@ from mcp_elicit.errors import (
     InvalidRequest,
     InvalidResponse,
     ProtocolError,
-    UnsupportedProtocolVersion,
 )
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.telemetry import notifying
@@ -72,7 +71,7 @@ from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import OWS, VERSION_HEADER
 from mcp_elicit.wire.sse import encode_event
-from mcp_elicit.wire.versions import SUPPORTED, is_handshake
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake, unsupported
 
 __all__ = ["SHUTTING_DOWN", "LearnedBase", "PostRoutes"]
 
@@ -305,7 +304,7 @@ class PostRoutes(SessionRoutes):
                 await error_response(send, None, mismatch)
                 return
             if version is not None and version.strip(OWS) not in SUPPORTED:
-                refused = UnsupportedProtocolVersion.for_version(version.strip(OWS), SUPPORTED)
+                refused = unsupported(version.strip(OWS))
                 await error_response(send, None, refused)
                 return
             if version is not None and is_handshake(version.strip(OWS)):  # its session is lost

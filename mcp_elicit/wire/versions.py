@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from mcp_elicit.errors import UnsupportedProtocolVersion
+
 # The revisions of mcp_types.version, spelled out (importing mcp_types builds every wire
 # model); tests/wire/test_versions.py checks they agree.
 HANDSHAKE_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -29,6 +31,7 @@ __all__ = [
     "is_modern",
     "latest",
     "negotiate_handshake",
+    "unsupported",
 ]
 
 REV_2025_06_18: Final = "2025-06-18"
@@ -62,6 +65,17 @@ def is_handshake(version: object) -> bool:
 def negotiate_handshake(requested: object) -> str:
     """The revision to answer an ``initialize`` with: the client's if we speak it, else our latest."""
     return requested if isinstance(requested, str) and requested in HANDSHAKE else LATEST_HANDSHAKE
+
+
+def unsupported(requested: str) -> UnsupportedProtocolVersion:
+    """-32022 for a ``requested`` revision we do not speak, naming those we do (``data.supported``)
+    and the one asked, quoted cut short (a header can be tens of KB), not echoed whole."""
+    if len(requested) > 60:
+        requested = requested[:60] + "..."
+    return UnsupportedProtocolVersion(
+        f"Unsupported protocol version {requested!r}; supported: {', '.join(SUPPORTED)}",
+        {"supported": list(SUPPORTED), "requested": requested},
+    )
 
 
 def latest(revisions: Iterable[str]) -> str:
