@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (type ch
 if TYPE_CHECKING:
     from typing import Any
 
-    from mcp_elicit.errors import ToolError
+    from mcp_elicit.errors import RateLimited, ToolError
     from mcp_elicit.forms import (
         Boolean,
         Choice,
@@ -61,6 +61,7 @@ _WHERE = {
     "MultiChoice": "mcp_elicit.forms",
     "Number": "mcp_elicit.forms",
     "Principal": "mcp_elicit.server.auth",
+    "RateLimited": "mcp_elicit.errors",
     "Server": "mcp_elicit.server.app",
     "StaticTokens": "mcp_elicit.server.auth",
     "String": "mcp_elicit.forms",
@@ -88,6 +89,7 @@ __all__ = [
     "MultiChoice",
     "Number",
     "Principal",
+    "RateLimited",
     "Server",
     "StaticTokens",
     "String",

@@ -8,6 +8,7 @@
     │   ├── InvalidRequest            -32600  JSON, but not a JSON-RPC request/notification
     │   │   ├── InvalidResponse       -32600  shaped like a response (no method), but malformed
     │   │   └── PrincipalLimitReached -32600  the caller holds its share, or calls too often (HTTP 429)
+    │   │       └── RateLimited       -32600  too many requests of a kind: ``retry_after``, ``limit``
     │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
     │   ├── InvalidParams             -32602  params of the wrong shape or type
     │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
@@ -75,6 +76,7 @@ __all__ = [
     "PrincipalLimitReached",
     "ProtocolError",
     "ProtocolViolation",
+    "RateLimited",
     "ReplayMismatchError",
     "RequestTimeout",
     "ResourceNotFound",
@@ -141,6 +143,12 @@ class ProtocolError(MCPElicitError):
             found.message, found.data, found.args = message, data, (message,)  # the server's words
             return found.for_handshake()
         cls = _BY_CODE.get(code) if isinstance(code, int) else None
+        if (
+            cls is InvalidRequest
+            and isinstance(data, Mapping)
+            and type(data.get("retryAfter")) in (int, float)
+        ):
+            cls = RateLimited
         if cls is None:
             err = ProtocolError(message, data)
             err.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
@@ -174,6 +182,18 @@ class PrincipalLimitReached(InvalidRequest):
     seconds). A server at its capacity for everyone is not this: -32603, HTTP 503."""
 
     default_http_status = 429
+
+
+class RateLimited(PrincipalLimitReached):
+    """Too many requests of a kind (``Server(max_calls_per_minute=)``); a client raises it
+    for a -32600 whose ``data`` has a number ``retryAfter``, whatever the HTTP status.
+    ``retry_after``: seconds to wait; ``limit``: the budget's name (``data.limit``)."""
+
+    def __init__(self, message: str, data: Any = None, **options: Any) -> None:
+        super().__init__(message, data, **options)
+        after, limit = (data.get("retryAfter"), data.get("limit")) if isinstance(data, Mapping) else (0, None)
+        self.retry_after: float = after if type(after) is int or type(after) is float else 0
+        self.limit: str | None = limit if isinstance(limit, str) else None
 
 
 class MethodNotFound(ProtocolError):

@@ -26,6 +26,7 @@ EXPECTED = {
     "MultiChoice",
     "Number",
     "Principal",
+    "RateLimited",
     "Server",
     "StaticTokens",
     "String",

@@ -49,6 +49,7 @@ FRAGMENTS = {
     "app.oauth_provider(": "test_the_url_mode_fragment",
     "@app.tool(task=": "test_the_tasks_fragment",
     "# What narrows": "test_the_readme_servers_and_each_way_of_narrowing_type_check_strictly",
+    "from mcp_elicit import RateLimited": "test_the_rate_limited_fragment",
 }
 
 
@@ -106,6 +107,30 @@ async def test_the_url_mode_fragment() -> None:
     run_fragment(block_starting("python", "app.oauth_provider("), {"app": app, "Context": Context})
     async with connect_memory(app) as client:
         assert [t["name"] for t in await client.list_tools()] == ["check_availability", "share_to_calendar"]
+
+
+@pytest.mark.anyio
+async def test_the_rate_limited_fragment() -> None:
+    """The fragment catches the refusal of a call past the budget and waits what it says."""
+    app = Server("search", max_calls_per_minute=1, call_burst=1)
+
+    @app.tool()
+    async def search(q: str) -> str:
+        return f"found {q}"
+
+    waits: list[float] = []
+
+    class Clock:  # stands in for anyio in the fragment: records the wait instead of sleeping it
+        @staticmethod
+        async def sleep(seconds: float) -> None:
+            waits.append(seconds)
+
+    async with connect_memory(app) as client:
+        first = await client.call_tool("search", {"q": "noma"})
+        assert first["content"][0]["text"] == "found noma"
+        block = block_starting("python", "from mcp_elicit import RateLimited")
+        await eval(compiled(block), {"client": client, "anyio": Clock})
+    assert len(waits) == 1 and 0 < waits[0] <= 60, waits
 
 
 @dataclass

@@ -25,7 +25,9 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   no earlier revision is told as that, with the ``--protocol`` that reaches it), a stdio server that writes something other than
   JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
   the request times out or exits first: which comes first is only timing);
-* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error (over
+* exit 1, ``CheckFailed``: a request refused by the server's rate limit (``RateLimited``:
+  one line naming the budget and the wait, at any status), or
+  the server answered a later request with a JSON-RPC error (over
   HTTP with an error status, that status too: "HTTP 404, and the server answered..."; a
   404 without a JSON-RPC error in it, plain text, once the server had answered the opening
   request: "the server answered HTTP 404 and no JSON-RPC response..."; a
@@ -69,6 +71,7 @@ from mcp_elicit.errors import (
     InternalError,
     ProtocolError,
     ProtocolViolation,
+    RateLimited,
     RequestTimeout,
     RoundsExceeded,
     ServerBrokeProtocol,
@@ -109,6 +112,11 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             return refused
     if isinstance(exc, UnsupportedProtocolVersion) and during == "connect":
         return _no_revision_in_common(exc, target, observed)
+    if isinstance(exc, RateLimited):  # one line with the wait, whichever request it was
+        budget = f" ({clean(exc.limit[:60])})" if exc.limit else ""
+        return CheckFailed(
+            f"{during}: refused by the server's rate limit{budget}; try again in {exc.retry_after:g} s"
+        )
     if isinstance(exc, ProtocolError):
         if during == "connect":
             status = _came_with(exc, target, observed)

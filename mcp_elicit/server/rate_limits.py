@@ -25,7 +25,7 @@ Rules:
   that does not open is refused before any handler runs.
 * ``completion/complete`` has a budget of its own, ``COMPLETIONS`` (30) times the calls'
   (a client completes as the person types: see ``docs/design/rate-limits.md``).
-* A refused request is ``PrincipalLimitReached`` (-32600, the caller's own doing; HTTP 429
+* A refused request is ``RateLimited`` (a ``PrincipalLimitReached``: -32600, the caller's own doing; HTTP 429
   on 2026-07-28, with Retry-After), saying in how many whole seconds to try again, which
   ``data.retryAfter`` holds too; ``data.limit`` names the budget (``BUDGETS``) and
   ``data.most`` its calls a minute. Nothing of the handler runs.
@@ -41,7 +41,7 @@ from typing import Final
 
 from mcp_elicit.core.rate_limit import CallLimit
 from mcp_elicit.core.server import Call
-from mcp_elicit.errors import PrincipalLimitReached
+from mcp_elicit.errors import RateLimited
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.wire.jsonrpc import integral
 
@@ -81,13 +81,13 @@ class _Budget:
         self.option = OPTION if times == 1 else f"{times} times {OPTION}"
 
     def take(self, principal: Principal | None, now: float) -> None:
-        """Count one request of the caller, or raise ``PrincipalLimitReached``."""
+        """Count one request of the caller, or raise ``RateLimited``."""
         key = None if principal is None else principal.subject
         wait = self.steps.take(key, now)
         if wait:
             after = max(1, math.ceil(wait))
             who = "unauthenticated callers" if principal is None else f"principal {principal.subject!r}"
-            raise PrincipalLimitReached(
+            raise RateLimited(
                 f"Too many {self.what}: {who} may make {self.limit} ({self.option}); try again in {after} s",
                 {"limit": self.name, "most": self.most, "retryAfter": after},
             )
@@ -105,11 +105,11 @@ class ToolCallLimit:
         self.calls, self.rounds, self.completions = (_Budget(*b, per_minute, burst) for b in BUDGETS)
 
     def check(self, call: Call, principal: Principal | None) -> None:
-        """Count the ``tools/call`` ``call``, or raise ``PrincipalLimitReached`` saying when
-        to try again."""
+        """Count the ``tools/call`` ``call``, or raise ``RateLimited`` saying when to try
+        again."""
         later = call.modern and isinstance(call.params.get("requestState"), str)  # null is no state
         (self.rounds if later else self.calls).take(principal, self.clock())
 
     def check_completion(self, principal: Principal | None) -> None:
-        """Count a ``completion/complete``, or raise ``PrincipalLimitReached``."""
+        """Count a ``completion/complete``, or raise ``RateLimited``."""
         self.completions.take(principal, self.clock())
