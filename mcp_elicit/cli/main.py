@@ -176,8 +176,9 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         metavar="N",
         help="limit how often one caller (a principal; else every unauthenticated caller "
-        "together) calls tools: a tenth of N at once, then N a minute, and completes 30 times "
-        "as often (as Server(max_calls_per_minute=N) does, replacing the server's own limit)",
+        "together) calls tools: a tenth of N at once, then N a minute; gets prompts and reads "
+        "resources 10 times as often, and completes 30 times as often (as "
+        "Server(max_calls_per_minute=N) does, replacing the server's own limit)",
     )
     serve.add_argument(
         "--log-level",

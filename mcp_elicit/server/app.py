@@ -231,8 +231,9 @@ class Server(Dispatch):
         )
 
     def limit_tool_calls(self, max_calls_per_minute: float | None, call_burst: int | None = None) -> None:
-        """How often one caller may call tools (and complete arguments), as the options of
-        the same names (None: no limit; see ``server.rate_limits``); counting starts anew.
+        """How often one caller may call tools (and get prompts, read resources, complete
+        arguments), as the options of the same names (None: no limit; see
+        ``server.rate_limits``); counting starts anew.
         ``ConfigError`` for a value that cannot work, or a ``call_burst`` without a rate."""
         if max_calls_per_minute is None:
             if call_burst is not None:

@@ -7,9 +7,10 @@ Rules: a protocol fault is a JSON-RPC error with its code and HTTP status; a rep
 mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is -32603
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
-value JSON cannot carry (logged; the request is answered all the same). A ``tools/call``
-or ``completion/complete`` past its caller's rate limit is refused before anything else of
-it (``server.rate_limits``: an unknown tool's counts too). An unknown tool
+value JSON cannot carry (logged; the request is answered all the same). A ``tools/call``,
+``prompts/get``, ``resources/read`` or ``completion/complete`` past its caller's rate limit
+is refused before anything else of it (``server.rate_limits``: an unknown tool's, prompt's
+or URI's counts too). An unknown tool
 is -32602 "Unknown tool: NAME" (NAME inert and cut short; a protocol error in both revisions' specifications, not a
 tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 "Unknown
 prompt: NAME" alike, and an unknown URI's NAME is cut and inert too. A prompt or resource that needs a URL-mode step
@@ -83,8 +84,8 @@ class Dispatch(Catalog):
     tasks: Tasks
     relay: Relay
     subscriptions: Subscriptions
-    #: How often one caller may call tools and complete (``Server(max_calls_per_minute=)``);
-    #: None: no limit.
+    #: How often one caller may call tools, get prompts, read resources and complete
+    #: (``Server(max_calls_per_minute=)``); None: no limit.
     call_limit: ToolCallLimit | None = None
 
     @property
@@ -389,6 +390,8 @@ class Dispatch(Catalog):
     def _get_prompt(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
     ) -> Awaitable[dict[str, Any]]:
+        if self.call_limit is not None:  # the one test on the path when it is off
+            self.call_limit.check(call, principal)
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -404,6 +407,8 @@ class Dispatch(Catalog):
     def _read_resource(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
     ) -> Awaitable[dict[str, Any]]:
+        if self.call_limit is not None:  # the one test on the path when it is off
+            self.call_limit.check(call, principal)
         uri = call.params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')

@@ -1,4 +1,4 @@
-"""How often one caller may call tools and complete arguments:
+"""How often one caller may call tools, get prompts, read resources and complete arguments:
 ``Server(max_calls_per_minute=, call_burst=)``.
 
 Rules:
@@ -16,13 +16,19 @@ Rules:
   the one client of the process; HTTP: every unauthenticated 2026-07-28 request and
   2025-11-25 session together). A session is no caller of its own: opening one is not
   limited, so a client opening one for each call would escape the limit.
-* A 2026-07-28 ``tools/call`` carrying a ``requestState`` (a string: null is no state, and
-  runs as a first call) is a later round of a call already counted (a person answered its
-  questions): it is not counted as a call, so answering is never refused for the calls
-  made. Rounds have a budget of their own, ``ROUNDS`` (10) times the calls' (rate and
-  burst): far above a person's pace, it bounds a script sending states again (each state
-  that opens runs the tool from its start, and asking again seals a new one). A state
-  that does not open is refused before any handler runs.
+* ``prompts/get`` and ``resources/read`` run the server's code too, and may ask questions:
+  they share a budget of their own, ``READS`` (10) times the calls' (a host reads
+  resources by itself: several attached at once, a subscribed one again when told it
+  changed), so neither spends the tool calls' budget nor theirs. Every request counts, an
+  unknown prompt's or URI's too.
+* A 2026-07-28 ``tools/call``, ``prompts/get`` or ``resources/read`` carrying a
+  ``requestState`` (a string: null is no state, and runs as a first request) is a later
+  round of a request already counted (a person answered its questions): it is not
+  counted as a call or a read, so answering is never refused for the requests made.
+  Rounds have a budget of their own, ``ROUNDS`` (10) times the calls' (rate and burst):
+  far above a person's pace, it bounds a script sending states again (each state that
+  opens runs the handler from its start, and asking again seals a new one). A state that
+  does not open is refused before any handler runs.
 * ``completion/complete`` has a budget of its own, ``COMPLETIONS`` (30) times the calls'
   (a client completes as the person types: see ``docs/design/rate-limits.md``).
 * A refused request is ``RateLimited`` (a ``PrincipalLimitReached``: -32600, the caller's own doing; HTTP 429
@@ -51,12 +57,15 @@ __all__ = ["ToolCallLimit", "default_burst"]
 OPTION: Final = "max_calls_per_minute"
 #: How many times a call's budget its later rounds have (the rounds carrying answers).
 ROUNDS: Final = 10
+#: How many times a call's budget ``prompts/get`` and ``resources/read`` have together.
+READS: Final = 10
 #: How many times a call's budget ``completion/complete`` has.
 COMPLETIONS: Final = 30
 #: Each budget: its ``data.limit`` name, how many times the calls' it is, what it counts.
 BUDGETS: Final = (
     ("max_calls_per_minute", 1, "tool calls"),
-    ("max_rounds_per_minute", ROUNDS, "later rounds of tool calls"),
+    ("max_rounds_per_minute", ROUNDS, "requests carrying a requestState (later rounds)"),
+    ("max_reads_per_minute", READS, "prompts/get and resources/read requests"),
     ("max_completions_per_minute", COMPLETIONS, "completions"),
 )
 
@@ -94,21 +103,28 @@ class _Budget:
 
 
 class ToolCallLimit:
-    """The server's rate limits per caller: tool calls, their later rounds, completions."""
+    """The server's rate limits per caller: tool calls, later rounds, prompts and resource
+    reads, completions."""
 
-    __slots__ = ("burst", "calls", "clock", "completions", "per_minute", "rounds")
+    __slots__ = ("burst", "calls", "clock", "completions", "per_minute", "reads", "rounds")
 
     def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.per_minute = per_minute
         self.burst = burst
         self.clock = clock
-        self.calls, self.rounds, self.completions = (_Budget(*b, per_minute, burst) for b in BUDGETS)
+        self.calls, self.rounds, self.reads, self.completions = (
+            _Budget(*b, per_minute, burst) for b in BUDGETS
+        )
 
     def check(self, call: Call, principal: Principal | None) -> None:
-        """Count the ``tools/call`` ``call``, or raise ``RateLimited`` saying when to try
+        """Count ``call``, a ``tools/call``, ``prompts/get`` or ``resources/read`` (a later
+        round of one: on the rounds' budget), or raise ``RateLimited`` saying when to try
         again."""
-        later = call.modern and isinstance(call.params.get("requestState"), str)  # null is no state
-        (self.rounds if later else self.calls).take(principal, self.clock())
+        if call.modern and isinstance(call.params.get("requestState"), str):  # null is no state
+            budget = self.rounds
+        else:
+            budget = self.calls if call.method == "tools/call" else self.reads
+        budget.take(principal, self.clock())
 
     def check_completion(self, principal: Principal | None) -> None:
         """Count a ``completion/complete``, or raise ``RateLimited``."""

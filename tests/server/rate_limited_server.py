@@ -1,7 +1,8 @@
 """A server for the tests of rate limits (test_rate_limits.py): two tool calls at once per
 caller, then one a minute; a tool that asks a question (its answer is a later round, never
-refused), one that logs more than a request may send; and a prompt whose argument is
-completed (completions have a budget of their own)."""
+refused), one that logs more than a request may send; a prompt whose argument is
+completed (completions have a budget of their own) and a resource template (prompts and
+reads have a budget of their own)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,8 @@ def greet(who: str) -> str:
 @app.completion()
 def suggest(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> list[str]:
     return [f"{argument['value']}a"]
+
+
+@app.resource("notes://{name}", description="The note NAME")
+def note(name: str) -> str:
+    return f"note {name}"

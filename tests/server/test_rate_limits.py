@@ -17,7 +17,7 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import Principal, StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
@@ -45,6 +45,15 @@ def limited(per_minute: float = 1, **options: Any) -> Server:
     def greet(who: str) -> str:
         return f"Say hello to {who}"
 
+    @app.prompt()
+    async def ask_topic(ctx: Context) -> str:
+        answer = await ctx.elicit("Topic?", Form(topic=String()))
+        return f"Talk about {answer.content['topic'] if answer.content else answer.action}"
+
+    @app.resource("notes://{name}")
+    def note(name: str) -> str:
+        return f"note {name}"
+
     app.completion()(lambda ref, argument, context: [f"{argument['value']}a"])
     return app
 
@@ -52,7 +61,12 @@ def limited(per_minute: float = 1, **options: Any) -> Server:
 #: What each budget's refusal names: ``data.limit``, then what its message says.
 LIMITS = {
     "max_calls_per_minute": ("tool calls", 1, "max_calls_per_minute"),
-    "max_rounds_per_minute": ("later rounds of tool calls", 10, "10 times max_calls_per_minute"),
+    "max_rounds_per_minute": (
+        "requests carrying a requestState (later rounds)",
+        10,
+        "10 times max_calls_per_minute",
+    ),
+    "max_reads_per_minute": ("prompts/get and resources/read requests", 10, "10 times max_calls_per_minute"),
     "max_completions_per_minute": ("completions", 30, "30 times max_calls_per_minute"),
 }
 
@@ -457,3 +471,122 @@ async def test_the_message_says_the_rate_data_most_holds(wire: WireChecker, per_
         most = error["data"]["most"]
         assert most == integral(float(f"{per_minute * (30 if method != 'tools/call' else 1):.12g}"))
         assert f"principal 'ann' may make {most} a minute, " in error["message"], error["message"]
+
+
+# ---- prompts/get and resources/read: a budget of their own, ten times the calls' ------------
+
+
+def read(rid: int, uri: str = "notes://a", *, modern: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"uri": uri}
+    if modern:
+        params["_meta"] = meta()
+    return {"jsonrpc": "2.0", "id": rid, "method": "resources/read", "params": params}
+
+
+def get_prompt(rid: int, name: str = "greet", *, modern: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": {"who": "Ada"}}
+    if modern:
+        params["_meta"] = meta()
+    return {"jsonrpc": "2.0", "id": rid, "method": "prompts/get", "params": params}
+
+
+async def test_http_2026_prompts_and_reads_share_a_budget_of_their_own(wire: WireChecker) -> None:
+    """Twenty at once here (ten times the calls' two), prompts and reads together, then 429
+    with Retry-After; an unknown prompt or URI counts too. Tool calls are apart."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        for n in range(10):
+            got = await mcp.request("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})
+            assert got.status == 200 and "result" in got.message, got.message
+            done = await mcp.request("resources/read", {"uri": f"notes://{n}"})
+            assert done.message["result"]["contents"][0]["text"] == f"note {n}"
+        for method, params in (
+            ("resources/read", {"uri": "notes://a"}),
+            ("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}}),
+            ("resources/read", {"uri": "nowhere://a"}),
+            ("prompts/get", {"name": "nope"}),
+        ):
+            refused = await mcp.request(method, params)
+            assert refused.status == 429, refused.message
+            after = refused_for(refused.message["error"], limit="max_reads_per_minute")
+            assert refused.headers["retry-after"] == str(after)
+        assert (await mcp.call("hello", {})).status == 200  # the calls' budget is apart
+        assert (await mcp.request("prompts/list")).status == 200  # listing is not limited
+
+
+async def test_http_2026_answering_a_prompts_question_is_never_refused(wire: WireChecker) -> None:
+    """The round carrying the person's answer is on the rounds' budget, not the reads'."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        caps = meta(capabilities={"elicitation": {"form": {}}})
+        asked = (await mcp.request("prompts/get", {"name": "ask_topic"}, meta_=caps)).message["result"]
+        assert asked["resultType"] == "input_required"
+        for _ in range(19):  # the reads' budget spent
+            assert (await mcp.request("resources/read", {"uri": "notes://a"})).status == 200
+        assert (await mcp.request("resources/read", {"uri": "notes://a"})).status == 429
+        (key,) = asked["inputRequests"]
+        answer = {"action": "accept", "content": {"topic": "tides"}}
+        params = {"name": "ask_topic", "inputResponses": {key: answer}, "requestState": asked["requestState"]}
+        done = await mcp.request("prompts/get", params, meta_=caps)
+        assert done.status == 200, done.message
+        assert done.message["result"]["messages"][0]["content"]["text"] == "Talk about tides"
+
+
+async def test_http_2026_sending_a_prompts_state_again_is_bounded(wire: WireChecker) -> None:
+    """A prompt's state sent again and again (asked again each time) meets the rounds'
+    budget (20 here), refused as a tool's rounds are."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        caps = meta(capabilities={"elicitation": {"form": {}}})
+        asked = await mcp.request("prompts/get", {"name": "ask_topic"}, meta_=caps)
+        state = asked.message["result"]["requestState"]
+        for _ in range(20):
+            again = await mcp.request("prompts/get", {"name": "ask_topic", "requestState": state}, meta_=caps)
+            state = again.message["result"]["requestState"]
+        refused = await mcp.request("prompts/get", {"name": "ask_topic", "requestState": state}, meta_=caps)
+        assert refused.status == 429
+        refused_for(refused.message["error"], limit="max_rounds_per_minute")
+        assert (await mcp.request("resources/read", {"uri": "notes://a"})).status == 200
+
+
+async def test_http_2025_a_sessions_reads_are_limited_too(wire: WireChecker, wire_2025: WireChecker) -> None:
+    """In a 2025-11-25 session: a 200 with the error, no Retry-After; one budget with the
+    2026-07-28 requests of the same (unauthenticated) caller."""
+    async with uvicorn_server(StreamableHTTP(limited())) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        for _ in range(19):
+            assert (await mcp.request("resources/read", {"uri": "notes://a"})).status == 200
+        session = await open_session(http, running.url, wire_2025)
+        headers = {**session, "accept": "application/json"}
+        body = get_prompt(1)
+        wire_2025.request(body)
+        answered = await http.post(running.url, json=body, headers=headers)
+        wire_2025.response("prompts/get", answered.json())
+        assert answered.json()["result"]["messages"][0]["content"]["text"] == "Say hello to Ada"
+        body = read(2)
+        wire_2025.request(body)
+        refused = await http.post(running.url, json=body, headers=headers)
+        assert refused.status_code == 200 and "retry-after" not in refused.headers
+        wire_2025.response("resources/read", refused.json())
+        refused_for(refused.json()["error"], limit="max_reads_per_minute")
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+async def test_stdio_prompts_and_reads_are_limited(
+    tmp_path: Path, wire: WireChecker, wire_2025: WireChecker, modern: bool
+) -> None:
+    checker = wire if modern else wire_2025
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        if not modern:
+            await initialized(stdio)
+        for rid in range(1, 21):
+            await stdio.send(read(rid, modern=modern) if rid % 2 else get_prompt(rid, modern=modern))
+            answer = (await stdio.until(rid))[0]
+            checker.response("resources/read" if rid % 2 else "prompts/get", answer)
+            assert "result" in answer, answer
+        await stdio.send(get_prompt(21, modern=modern))
+        refused = (await stdio.until(21))[0]
+        checker.response("prompts/get", refused)
+        refused_for(refused["error"], limit="max_reads_per_minute")
+        await stdio.send(call(22, "hello", modern=modern))
+        assert (await stdio.until(22))[0]["result"]["content"][0]["text"] == "hello"
