@@ -2,6 +2,10 @@
 registered with decorators, and the capabilities they add up to.
 
 Rules: names (and resource URIs) are unique; list results keep registration order. A
+tool, prompt, resource or template registered with ``scopes`` needs them of a caller's
+token over HTTP (``needed_scopes``: the transport refuses with 403 ``insufficient_scope``
+before any handler runs); ``scoped`` names the methods such a check applies to, empty
+(nothing to look up) while nothing has scopes. A
 kind once declared (tools, prompts, resources, completions) stays declared while the
 server runs, its list empty once the last one is removed: a client that negotiated it,
 or heard its list change, is never told the method does not exist. Every
@@ -16,6 +20,7 @@ is a ``TypeError`` saying so when the module is imported.
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -23,7 +28,7 @@ from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
 from mcp_elicit.server.prompts import PromptDef
-from mcp_elicit.server.resources import Readable, ResourceDef, is_template
+from mcp_elicit.server.resources import Readable, ResourceDef, find_resource, is_template
 from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import ToolDef
 
@@ -68,6 +73,15 @@ def _taken(kind: str, name: str) -> str:
     )
 
 
+def _shown_uri(uri: str) -> str:
+    """A registered URI as a refusal names it, quoted: what a header's quoted string may not
+    carry (a quote, a backslash, a control or non-ASCII character) %-encoded, cut at 200."""
+    shown = "".join(
+        c if "!" <= c <= "~" and c not in "\"'\\" else urllib.parse.quote(c, safe="") for c in uri
+    )
+    return f"'{shown[:200]}...'" if len(shown) > 200 else f"'{shown}'"
+
+
 #: How to resolve a resource registered at a URI already served.
 _OWN_URI = "serve this one at a URI of its own, or remove the other first (app.remove_resource({uri!r}))"
 
@@ -77,9 +91,14 @@ class Catalog:
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolDef] = {}
-        #: The scopes of the tools that need some (``tool(scopes=...)``), by name: empty
-        #: when none does, so the HTTP transport's check costs nothing then.
+        #: The scopes of the tools that need some (``tool(scopes=...)``), by name; of the
+        #: prompts, by name; of the resources and templates, by their registered URI.
         self.tool_scopes: dict[str, tuple[str, ...]] = {}
+        self.prompt_scopes: dict[str, tuple[str, ...]] = {}
+        self.resource_scopes: dict[str, tuple[str, ...]] = {}
+        #: The methods a scope check applies to: empty while nothing has scopes, so the
+        #: HTTP transport's check costs one test then.
+        self.scoped: frozenset[str] = frozenset()
         self._prompts: dict[str, PromptDef] = {}
         self._resources: dict[str, ResourceDef] = {}
         self._templates: list[ResourceDef] = []
@@ -167,6 +186,7 @@ class Catalog:
         self._tools[tool.name] = tool
         if tool.scopes:
             self.tool_scopes[tool.name] = tool.scopes
+            self._rescope()
         self._changed("tools")
 
     def names(self, kind: Literal["tools", "prompts", "resources"]) -> list[str]:
@@ -182,13 +202,16 @@ class Catalog:
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (clients listening are told the list changed)."""
         del self._tools[name]
-        self.tool_scopes.pop(name, None)
+        if self.tool_scopes.pop(name, None):
+            self._rescope()
         self._changed("tools")
 
     @on_loop
     def remove_prompt(self, name: str) -> None:
         """Stop offering the prompt ``name`` (clients listening are told the list changed)."""
         del self._prompts[name]
+        if self.prompt_scopes.pop(name, None):
+            self._rescope()
         self._changed("prompts")
 
     @on_loop
@@ -201,17 +224,29 @@ class Catalog:
             if template is None:
                 raise KeyError(uri)
             self._templates.remove(template)
+        if self.resource_scopes.pop(uri, None):
+            self._rescope()
         self._changed("resources")
 
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
-        """Register a function as a prompt; its parameters are the prompt's arguments."""
+        """Register a function as a prompt; its parameters are the prompt's arguments.
+        ``scopes``: as a tool's (``tool(scopes=...)``), needed to get it (or complete its
+        arguments) over HTTP."""
         _text_option("prompt", "name", name, "")
         _options("prompt", title=("text", title), description=("text", description))
+        needed = scope_names("app.prompt(): scopes", scopes)
 
         def register(fn: F) -> F:
-            self._add_prompt(PromptDef.build(fn, name=name, title=title, description=description))
+            prompt = PromptDef.build(fn, name=name, title=title, description=description)
+            prompt.scopes = needed
+            self._add_prompt(prompt)
             return fn
 
         return register
@@ -221,6 +256,9 @@ class Catalog:
         if prompt.name in self._prompts:
             raise ValueError(_taken("prompt", prompt.name))
         self._prompts[prompt.name] = prompt
+        if prompt.scopes:
+            self.prompt_scopes[prompt.name] = prompt.scopes
+            self._rescope()
         self._changed("prompts")
 
     def resource(
@@ -232,10 +270,13 @@ class Catalog:
         description: str | None = None,
         mime_type: str | None = None,
         readable: Readable | None = None,
+        scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register a function serving ``uri``; ``{placeholders}`` make it a template.
         ``readable(principal, **variables) -> bool`` limits who may read it, subscribe to it
-        and hear of its changes (to anyone else it is "not found")."""
+        and hear of its changes (to anyone else it is "not found"). ``scopes``: as a tool's
+        (``tool(scopes=...)``), needed to read it (or complete a template's variables) over
+        HTTP; a caller ``readable`` refuses is told "not found" first."""
         _text_option("resource", "uri", uri, '"scheme://..."')
         _text_option("resource", "name", name, '"scheme://..."')
         _options(
@@ -244,19 +285,20 @@ class Catalog:
             description=("text", description),
             mime_type=("text", mime_type),
         )
+        needed = scope_names("app.resource(): scopes", scopes)
 
         def register(fn: F) -> F:
-            self._add_resource(
-                ResourceDef.build(
-                    uri,
-                    fn,
-                    name=name,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    readable=readable,
-                )
+            res = ResourceDef.build(
+                uri,
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                readable=readable,
             )
+            res.scopes = needed
+            self._add_resource(res)
             return fn
 
         return register
@@ -274,7 +316,64 @@ class Catalog:
             if uri in self._resources:
                 raise ValueError(f"a resource at {uri!r} is already registered: {_OWN_URI.format(uri=uri)}")
             self._resources[uri] = res
+        if res.scopes:
+            self.resource_scopes[uri] = res.scopes
+            self._rescope()
         self._changed("resources")
+
+    def _rescope(self) -> None:
+        """``scoped`` anew, after a registration with scopes came or went."""
+        methods = {"tools/call"} if self.tool_scopes else set()
+        if self.prompt_scopes:
+            methods |= {"prompts/get", "completion/complete"}
+        if self.resource_scopes:
+            methods |= {"resources/read", "completion/complete"}
+        self.scoped = frozenset(methods)
+
+    def scoped_names(self) -> list[str]:
+        """What has scopes, as a refusal names it ("tool 'push'", "prompt 'plan'"...)."""
+        return [
+            *(f"tool {name!r}" for name in self.tool_scopes),
+            *(f"prompt {name!r}" for name in self.prompt_scopes),
+            *(f"resource {_shown_uri(uri)}" for uri in self.resource_scopes),
+        ]
+
+    def needed_scopes(
+        self, method: str, params: object, principal: Principal | None
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """What a request of ``method`` with ``params`` uses that has ``scopes`` (its tool,
+        prompt, or resource or template; a completion's prompt or template), named for the
+        refusal, and those scopes; None when it uses nothing that has some, names nothing
+        registered, or reads a resource ``readable`` refuses ``principal`` (the handler's
+        answer says so: "not found", never a 403 telling the resource is there)."""
+        if not isinstance(params, Mapping):
+            return None
+        if method == "tools/call" or method == "prompts/get":
+            kind, scopes = (
+                ("tool", self.tool_scopes) if method == "tools/call" else ("prompt", self.prompt_scopes)
+            )
+            name = params.get("name")
+            needed = scopes.get(name) if isinstance(name, str) else None
+            return None if needed is None else (f"{kind} {name!r}", needed)
+        if method == "completion/complete":
+            ref = params.get("ref")
+            ref = ref if isinstance(ref, Mapping) else {}
+            name, uri = ref.get("name"), ref.get("uri")
+            if ref.get("type") == "ref/prompt" and isinstance(name, str) and name in self.prompt_scopes:
+                return f"prompt {name!r}", self.prompt_scopes[name]
+            if ref.get("type") == "ref/resource" and isinstance(uri, str) and uri in self.resource_scopes:
+                return f"resource {_shown_uri(uri)}", self.resource_scopes[uri]
+            return None
+        uri = params.get("uri")
+        if method != "resources/read" or not isinstance(uri, str):
+            return None
+        try:
+            found, variables = find_resource(self._resources, self._templates, uri)
+            if not found.scopes or not found.may_read(principal, variables):
+                return None
+        except Exception:  # not found, or a readable rule that fails: the handler's answer says so
+            return None
+        return f"resource {_shown_uri(found.uri)}", found.scopes
 
     def completion(self, misused: object = None, /) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``

@@ -39,6 +39,8 @@ class PromptDef:
     wire: dict[str, Any] = field(default_factory=dict)
     #: The server's ``redact_tool_errors``: an argument validator's own message withheld.
     redact_errors: bool = False
+    #: The scopes a caller's token must hold to get it over HTTP (``app.prompt(scopes=)``).
+    scopes: tuple[str, ...] = ()
 
     @classmethod
     def build(

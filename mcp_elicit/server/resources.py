@@ -208,6 +208,8 @@ class ResourceDef:
     readable: Readable | None = None
     #: The server's ``redact_tool_errors``: a template's validator's own message withheld.
     redact_errors: bool = False
+    #: The scopes a caller's token must hold to read it over HTTP (``app.resource(scopes=)``).
+    scopes: tuple[str, ...] = ()
 
     @classmethod
     def build(

@@ -5,7 +5,7 @@ authorization server by. ``server.auth`` says what these mean; this module speak
 Rules: a request without a valid token gets 401 with a ``WWW-Authenticate: Bearer``
 challenge (``error="invalid_token"`` when a token was sent); with ``ResourceMetadata`` the
 challenge names the document and the required scopes, and a valid token lacking one of
-them (or of a tool's ``scopes``: ``refuse_scopes``) gets 403 ``insufficient_scope``. Malformed credentials (two ``Authorization``
+them (or of a tool's, prompt's or resource's ``scopes``: ``refuse_scopes``) gets 403 ``insufficient_scope``. Malformed credentials (two ``Authorization``
 headers, a token that is not RFC 6750's ``b64token``) get 400 ``invalid_request``: no
 token is taken from them. The document is public: any origin may read it, and caches may
 keep it five minutes.
@@ -208,12 +208,12 @@ async def refuse_scopes(
     public_url: str | None = None,
 ) -> bool:
     """Whether ``principal`` (its scopes effective: ``authenticate`` made them so) holds
-    every scope in ``needed``, which ``what`` (a tool) needs; if not, the 403
+    every scope in ``needed``, which ``what`` (a tool, a prompt, a resource) needs; if not, the 403
     ``insufficient_scope`` is sent, its challenge naming every scope the operation needs
     (the endpoint's ``required_scopes`` and ``needed``, held or not: one challenge, and a
     client that signs in again for it keeps what it had) and the metadata document as the
     endpoint's 401 does. Without a principal (a server that verifies no tokens) the
-    request is refused too: a scoped tool is never open to anyone."""
+    request is refused too: nothing scoped is ever open to anyone."""
     if principal is None:
         await plain(send, 403, f"Forbidden: {what} needs scopes, and this server verifies no tokens".encode())
         return False

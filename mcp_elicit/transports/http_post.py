@@ -15,9 +15,10 @@ digests it, so the token cannot be checked before), the token (401, 403, 400
 ``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
 the message: a request without a valid token is told to sign in whatever else is wrong
 with it, and an unauthenticated client learns nothing of how its body reads. A
-``tools/call`` of a tool with ``scopes`` whose token lacks one is then refused (403
-``insufficient_scope``, ``http_bearer.refuse_scopes``), in a 2025-11-25 session too, before
-it reaches a handler or a stream. Without a
+``tools/call``, ``prompts/get``, ``resources/read`` or ``completion/complete`` of what has
+``scopes`` (a tool, a prompt, a resource or template) whose token lacks one is then refused
+(403 ``insufficient_scope``, ``http_bearer.refuse_scopes``), in a 2025-11-25 session too,
+before it reaches a handler or a stream. Without a
 verifier, the content type and ``Accept`` are answered before the body is read. (Host,
 Origin and repeated headers are refused before all of this, in ``http_server``.) A
 request that runs user code (a tool, a prompt, a resource read, a completion, a listen)
@@ -280,7 +281,7 @@ class PostRoutes(SessionRoutes):
                 send, message.id if isinstance(message, jsonrpc.Request) else None, SHUTTING_DOWN
             )
             return
-        if self.server.tool_scopes and not await self._scoped(message, principal, scope, headers, send):
+        if self.server.scoped and not await self._scoped(message, principal, scope, headers, send):
             return
         telemetry = self.server.telemetry
         network = network_attributes(scope) if telemetry is not None and telemetry.active else None
@@ -365,18 +366,18 @@ class PostRoutes(SessionRoutes):
         headers: Mapping[str, str],
         send: Send,
     ) -> bool:
-        """Whether ``message`` may go on: anything but a ``tools/call`` of a tool with
-        ``scopes``, or one whose token holds them; else refused (``refuse_scopes``), in
-        either revision and a 2025-11-25 session too, before any handler or stream starts."""
-        if not isinstance(message, jsonrpc.Request) or message.method != "tools/call":
+        """Whether ``message`` may go on: anything but a request of a tool, prompt or
+        resource with ``scopes`` (``Catalog.needed_scopes``), or one whose token holds them;
+        else refused (``refuse_scopes``), in either revision and a 2025-11-25 session too,
+        before any handler or stream starts."""
+        if not isinstance(message, jsonrpc.Request) or message.method not in self.server.scoped:
             return True
-        params = message.params
-        name = params.get("name") if isinstance(params, dict) else None
-        needed = self.server.tool_scopes.get(name) if isinstance(name, str) else None
-        if not needed:
+        found = self.server.needed_scopes(message.method, message.params, principal)
+        if found is None:
             return True
+        what, needed = found
         return await refuse_scopes(
-            f"tool {name!r}",
+            what,
             needed,
             principal,
             self.resource_metadata,

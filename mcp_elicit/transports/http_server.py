@@ -169,10 +169,10 @@ class StreamableHTTP(PostRoutes):
             raise ConfigError(
                 "resource_metadata describes where tokens come from: it needs auth= to verify them"
             )
-        if server.tool_scopes and self.auth is None:
+        if server.scoped and self.auth is None:
             raise ConfigError(
-                f"tool {next(iter(server.tool_scopes))!r} needs scopes: serving it over HTTP needs auth= "
-                "to verify tokens (without it, anyone could call it)"
+                f"{server.scoped_names()[0]} needs scopes: serving it over HTTP needs auth= "
+                "to verify tokens (without it, anyone could use it)"
             )
         self.metadata_path = "/.well-known/oauth-protected-resource" + (self.path if self.path != "/" else "")
         self.fallback = fallback
