@@ -131,8 +131,11 @@ def _distance(host: str) -> int:
     """0 for this machine, 1 for a private or reserved network, 2 for anywhere else. A name
     is judged as written, not resolved: ``localhost`` (and ``*.localhost``) is this
     machine, a private network's special-use name (``.local``, ``.home.arpa``,
-    ``.internal``) a private network, any other name elsewhere."""
+    ``.internal``) a private network, any other name elsewhere. An IPv6 address carrying
+    an IPv4 one (:func:`_carried`) is judged as that."""
     host, address = _read_host(host)
+    if isinstance(address, ipaddress.IPv6Address):
+        address = _carried(address)
     if address is None:
         name = host.rstrip(".")
         if name == "localhost" or name.endswith(".localhost"):
@@ -150,6 +153,20 @@ def _distance(host: str) -> int:
     ):
         return 1
     return 2
+
+
+#: NAT64's well-known prefix (RFC 6052): an IPv6-only network's way to IPv4 hosts.
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def _carried(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The IPv4 address that ``address`` reaches, when it carries one: NAT64's well-known
+    prefix (DNS64 answers an IPv4-only name with it) and 6to4 (RFC 3056); else itself.
+    Judged as the IPv4 address, a translated 127.0.0.1 is this machine, and a public one
+    is elsewhere, not a reserved range."""
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return address.sixtofour or address
 
 
 def _nearer(url: str, host: str, named_by: str, what: str) -> None:

@@ -75,3 +75,28 @@ def test_an_international_server_name_is_its_own_host_in_ascii() -> None:
     server_url = "https://b\u00fccher.example/mcp"
     assert resolution_refusal("xn--bcher-kva.example", ["10.0.0.7"], server_url=server_url) is None
     assert resolution_refusal("xn--bcher-kva.example.org", ["10.0.0.7"], server_url=server_url)
+
+
+@pytest.mark.parametrize(
+    ("address", "where"),
+    [
+        ("64:ff9b::7f00:1", "this machine"),  # NAT64 (RFC 6052) of 127.0.0.1
+        ("64:ff9b::a9fe:a9fe", "a private network"),  # of 169.254.169.254
+        ("2002:7f00:1::1", "this machine"),  # 6to4 (RFC 3056) of 127.0.0.1
+        ("2002:c0a8:101::1", "a private network"),  # of 192.168.1.1
+    ],
+)
+def test_an_ipv4_address_inside_an_ipv6_one_is_judged_as_that_ipv4_address(address: str, where: str) -> None:
+    refusal = resolution_refusal("metadata.attacker.example", [address], server_url=SERVER_URL)
+    assert refusal is not None and f"resolves to {address}, on {where}" in refusal
+
+
+def test_a_network_that_translates_to_ipv4_reaches_servers_elsewhere() -> None:
+    # an IPv6-only network with DNS64 answers an IPv4-only name with 64:ff9b::<its address>,
+    # and getaddrinfo gives the IPv4 address too: both are 8.8.8.8, elsewhere
+    assert (
+        resolution_refusal("auth.example.org", ["64:ff9b::808:808", "8.8.8.8"], server_url=SERVER_URL) is None
+    )
+    # a server reached that way is elsewhere still: its guard stays on
+    assert far_server(SERVER_URL, "64:ff9b::808:808") is True
+    assert far_server(SERVER_URL, "2002:808:808::1") is True
