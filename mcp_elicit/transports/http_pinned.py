@@ -14,8 +14,11 @@ Rules:
 * A refused host is an :class:`AuthorizationError` naming the host and the address, raised
   before any connection is made; a name that does not resolve, or no address of which
   accepts, is a connect error naming the host.
-* The addresses are tried in the resolver's order; an address written in the URL is
-  judged as it is, not resolved.
+* The addresses are tried in the resolver's order, the next one as soon as the one before
+  fails or after 0.25 s without an answer (happy eyeballs, RFC 8305: one dead address does
+  not hold the flow up); the first to connect is used. The connect timeout bounds the
+  lookup and all the attempts together, as it bounds httpx's own connect, whatever the
+  number of addresses. An address written in the URL is judged as it is, not resolved.
 * The resolver is a parameter: an async function of the host and port returning its
   addresses, the system's (``getaddrinfo``) by default; tests and a custom DNS give their own.
 * No proxy from the environment is used here: a proxy would resolve the names itself, where
@@ -42,6 +45,8 @@ __all__ = ["PinnedBackend", "PinnedTransport", "Resolver", "system_resolver"]
 Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
 #: Why a host at these addresses may not be connected to, or None (the core's judgment).
 Refusal = Callable[[str, Sequence[str]], str | None]
+#: Seconds an address has to connect before the next one is tried alongside it (RFC 8305).
+_NEXT_AFTER: Final = 0.25
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -67,30 +72,69 @@ class PinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        addresses = [host] if _is_address(host) else await self._resolve(host, port, timeout)
-        refusal = self._refusal(host, addresses)
-        if refusal is not None:
-            raise AuthorizationError(refusal)
-        failed: Exception | None = None
-        for address in addresses:  # the ones judged, and no others
-            try:
-                return await self._inner.connect_tcp(address, port, timeout, local_address, socket_options)
-            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
-                failed = exc
-        assert failed is not None  # addresses is never empty
-        raise failed
-
-    async def _resolve(self, host: str, port: int, timeout: float | None) -> list[str]:
+        doing = "looking up"
         try:
-            with anyio.fail_after(timeout):
-                addresses = list(await self._resolver(host, port))
+            with anyio.fail_after(timeout):  # the lookup and every address: one connect timeout
+                addresses = [host] if _is_address(host) else await self._resolve(host, port)
+                refusal = self._refusal(host, addresses)
+                if refusal is not None:
+                    raise AuthorizationError(refusal)
+                doing = "connecting to"
+                return await self._first_to_connect(addresses, port, local_address, socket_options)
         except TimeoutError:
-            raise httpcore.ConnectTimeout(f"looking up {host} took longer than {timeout} s") from None
+            raise httpcore.ConnectTimeout(f"{doing} {host} took longer than {timeout} s") from None
+
+    async def _resolve(self, host: str, port: int) -> list[str]:
+        try:
+            addresses = list(await self._resolver(host, port))
         except OSError as exc:
             raise httpcore.ConnectError(f"cannot look up {host} ({exc})") from None
         if not addresses:
             raise httpcore.ConnectError(f"{host} has no address")
         return addresses
+
+    async def _first_to_connect(
+        self,
+        addresses: Sequence[str],
+        port: int,
+        local_address: str | None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None,
+    ) -> httpcore.AsyncNetworkStream:
+        """A connection to the first of ``addresses`` (the ones judged, and no others) that
+        accepts: each tried in turn, the next as soon as the one before fails or has not
+        answered in ``_NEXT_AFTER`` seconds, the rest given up once one connects (happy
+        eyeballs, RFC 8305, as httpx's own connect to a name does); when none does, the
+        last failure."""
+        made: list[httpcore.AsyncNetworkStream] = []
+        failed: list[Exception] = []
+        options = list(socket_options) if socket_options is not None else None
+
+        async def attempt(address: str, over: anyio.Event) -> None:
+            try:
+                made.append(await self._inner.connect_tcp(address, port, None, local_address, options))
+                attempts.cancel_scope.cancel()
+            except Exception as exc:  # kept: raised if no other address connects
+                failed.append(exc)
+            finally:
+                over.set()
+
+        try:
+            async with anyio.create_task_group() as attempts:
+                for address in addresses:
+                    over = anyio.Event()
+                    attempts.start_soon(attempt, address, over)
+                    with anyio.move_on_after(_NEXT_AFTER):
+                        await over.wait()
+        except BaseException:  # the connect timeout, or the request cancelled
+            with anyio.CancelScope(shield=True):
+                for stream in made:
+                    await stream.aclose()
+            raise
+        for stream in made[1:]:  # two connected at the same moment: the first is kept
+            await stream.aclose()
+        if made:
+            return made[0]
+        raise failed[-1]
 
     async def connect_unix_socket(
         self,

@@ -13,9 +13,11 @@ test needs the server's address known.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,3 +236,68 @@ async def test_a_name_that_does_not_resolve_is_a_clear_error(site: Site) -> None
     dns = Dns(mcp_example_com=["127.0.0.1"])  # knows no auth.example.net
     with pytest.raises(AuthorizationError, match=re.escape("cannot look up auth.example.net")):
         await call(site.url("mcp.example.com"), OAuth(Browser(dns), resolver=dns), in_process(site))
+
+
+@contextlib.contextmanager
+def silent(address: str, port: int) -> Iterator[None]:
+    """A listener on ``address``:``port`` whose queue is full and that never accepts: a
+    connection to it is never made (its SYNs are dropped, as a firewall's are)."""
+    with socket.socket() as listening:
+        listening.bind((address, port))
+        listening.listen(0)
+        queued = []
+        try:
+            for _ in range(3):
+                waiting = socket.socket()
+                waiting.setblocking(False)
+                waiting.connect_ex((address, port))
+                queued.append(waiting)
+            yield
+        finally:
+            for waiting in queued:
+                waiting.close()
+
+
+BOUND = 20.0  # far longer than any connect below takes; far shorter than the old way's wait
+
+
+async def test_an_address_that_never_answers_does_not_hold_up_the_next(site: Site) -> None:
+    # the name's first address is dead (a broken IPv6 route, a host gone): the next one is
+    # tried after a moment, not after the connect timeout, as httpx's own connect does
+    dns = Dns(auth_example_net=["127.0.0.2", "127.0.0.1"])
+    url = f"https://auth.example.net:{site.port}/.well-known/oauth-authorization-server"
+    with silent("127.0.0.2", site.port):
+        async with (
+            httpx.AsyncClient(transport=reaching(dns), timeout=httpx.Timeout(10, connect=600)) as http,
+            asyncio.timeout(BOUND),
+        ):
+            answer = await http.get(url)
+    assert answer.status_code == 200
+    assert site.arrived == [(f"auth.example.net:{site.port}", "/.well-known/oauth-authorization-server")]
+
+
+class NeverAnswers:
+    """A resolver whose lookup never ends."""
+
+    async def __call__(self, host: str, port: int) -> Sequence[str]:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("stalled", ["addresses", "lookup"])
+async def test_a_host_that_never_answers_fails_at_one_connect_timeout(site: Site, stalled: str) -> None:
+    # the timeout bounds the lookup and every address together (a name can have hundreds
+    # of addresses), as it bounds httpx's own connect: not once per address
+    resolver: Any = Dns(auth_example_net=["127.0.0.2"] * 200) if stalled == "addresses" else NeverAnswers()
+    url = f"https://auth.example.net:{site.port}/"
+    with silent("127.0.0.2", site.port), pytest.raises(httpx.ConnectTimeout) as failed:
+        async with (
+            httpx.AsyncClient(
+                transport=PinnedTransport(PinnedBackend(_allow, resolver)),
+                timeout=httpx.Timeout(10, connect=0.5),
+            ) as http,
+            asyncio.timeout(BOUND),
+        ):
+            await http.get(url)
+    assert "auth.example.net" in str(failed.value) and "0.5 s" in str(failed.value)
+    assert site.arrived == []
