@@ -220,9 +220,14 @@ def resolution_refusal(host: str, addresses: Sequence[str], *, server_url: str) 
 
 
 def _idna(name: str) -> str:
+    """``name`` in ASCII as httpx writes the host it connects to (IDNA 2008 through the
+    ``idna`` package: ``faß`` is ``xn--fa-hia``, where Python's own codec, IDNA 2003, says
+    ``fass``); ``name`` itself when it has no such form."""
+    import idna  # its tables load only for a server's own name to compare
+
     try:
-        return name.encode("idna").decode("ascii")
-    except UnicodeError:
+        return idna.encode(name.lower()).decode("ascii")
+    except (idna.IDNAError, UnicodeError):
         return name
 
 

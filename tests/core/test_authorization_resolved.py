@@ -77,6 +77,13 @@ def test_an_international_server_name_is_its_own_host_in_ascii() -> None:
     assert resolution_refusal("xn--bcher-kva.example.org", ["10.0.0.7"], server_url=server_url)
 
 
+def test_an_international_server_name_is_its_own_host_as_httpx_writes_it() -> None:
+    # httpx connects to IDNA 2008's form (\u00df kept: xn--fa-hia), not IDNA 2003's (fass)
+    server_url = "https://fa\u00df.example/mcp"
+    assert resolution_refusal("xn--fa-hia.example", ["10.0.0.7"], server_url=server_url) is None
+    assert resolution_refusal("fass.example", ["10.0.0.7"], server_url=server_url)  # another name
+
+
 @pytest.mark.parametrize(
     ("address", "where"),
     [
