@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     FormSchemaError,
     InvalidAnswer,
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcp_elicit.server")
+#: The waits of ``InPlaceAsker.pause``: the default client's before a state-only retry.
+_PAUSES = RoundLimits()
 T = TypeVar("T")
 
 
@@ -66,8 +69,16 @@ class InPlaceAsker:
     #: Values kept for the rest of this request (it runs once, in place).
     memo: dict[str, Any]
 
+    #: ``pause`` calls so far in this request (it runs once, in place).
+    pauses: int = 0
+
     async def pause(self) -> None:
-        """Nothing to do: the handler waits in place."""
+        """Wait in place as long as a 2026-07-28 client waits before it retries a round that
+        asks nothing (our client's default backoff: 0, 0.1, 0.25, 0.5, then 1 s each), so a
+        handler looping ``while not done(): await ctx.pause()`` paces itself alike on both
+        revisions and lets the rest of the server run between its checks."""
+        self.pauses += 1
+        await asyncio.sleep(_PAUSES.delay(self.pauses))
 
     def answered(self, asks: list[Ask]) -> list[Any] | None:
         """None: every answer is waited for (``ask``)."""
