@@ -11,7 +11,9 @@ Rules:
   capability, for both revisions' wording (2025-11-25 answers -32601 with it, as a server
   does for its own undeclared capabilities). A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
-  raises ``FormValidationError``. An accepted answer naming a field the form lacks is
+  raises ``FormValidationError``; one whose action is none of accept, decline and cancel
+  (``{"action": "yes"}``: no person answers that, a program does) raises ``InvalidAnswer``
+  at once, naming the answerer's method and the question. An accepted answer naming a field the form lacks is
   sent without it, and reported (an answerer's typo would otherwise vanish unsaid).
 * A URL-mode question's URL is judged before any answerer sees it, by the rule the
   bundled answerers show a person (``client.url_consent.judge_url``). One it refuses (a
@@ -60,7 +62,13 @@ from mcp_elicit.core.client_inputs import (
     parse_elicitation,
 )
 from mcp_elicit.core.rounds import InputRequest
-from mcp_elicit.errors import FormValidationError, ProtocolViolation, ValidationProblem, shown_repr
+from mcp_elicit.errors import (
+    FormValidationError,
+    InvalidAnswer,
+    ProtocolViolation,
+    ValidationProblem,
+    shown_repr,
+)
 
 __all__ = ["Inputs"]
 
@@ -271,6 +279,11 @@ class Inputs:
             except FormValidationError as exc:
                 last = exc
                 request = request.again(exc.problems)
+            except InvalidAnswer as exc:  # an action that does not exist: the program's, no person's
+                given = "elicit_many" if attempt == 0 and first is not None else "elicit"
+                raise InvalidAnswer(
+                    f"the answerer's {given}() gave an invalid answer to {request.describe()}: {exc}"
+                ) from None
             except ValueError as exc:
                 last = FormValidationError((ValidationProblem(None, str(exc)),))
                 request = request.again(last.problems)

@@ -47,6 +47,7 @@ from mcp_elicit.errors import (
     InvalidAnswer,
     ProtocolViolation,
     ValidationProblem,
+    shown_repr,
 )
 from mcp_elicit.forms import FormSchema, MultiChoice, SecretFinding, String
 from mcp_elicit.wire.jsonrpc import nests_past
@@ -275,7 +276,7 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     action = answer.get("action")
     if action not in _ACTIONS:
         raise InvalidAnswer(
-            f"an elicitation answer's action must be accept, decline or cancel, not {action!r}"
+            f"an elicitation answer's action must be accept, decline or cancel, not {shown_repr(action)}"
         )
     if action != "accept" or request.mode == "url":
         return {"action": action}

@@ -11,7 +11,7 @@ import pytest
 from mcp_elicit import Choice, Context, Form, Server, String
 from mcp_elicit.client import Client, ElicitAnswer, NoAnswerer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, InvalidAnswer
 from mcp_elicit.transports.memory import MemoryTransport, connect_memory
 
 pytestmark = pytest.mark.anyio
@@ -303,6 +303,55 @@ async def test_an_answerer_giving_the_wrong_type_is_told_so(answerer: NoAnswerer
         with pytest.raises(TypeError) as caught:
             await client.call_tool("ask", {})
     assert str(caught.value) == message
+
+
+class GivesAnAction(NoAnswerer):
+    """An app's answerer that answers every question with ``answer``, counting the asks."""
+
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+        self.asked = 0
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked += 1
+        return self.answer  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        ({"action": "yes"}, "'yes'"),
+        (ElicitAnswer("ok"), "'ok'"),  # type: ignore[arg-type]
+        ({"action": True, "content": {"name": "Ada"}}, "True"),
+        ({"content": {"name": "Ada"}}, "None"),
+    ],
+)
+async def test_an_answerer_giving_an_action_that_does_not_exist_fails_at_once(
+    revision: str, answer: object, shown: str
+) -> None:
+    # It was asked twice more, as if a person had typed something that did not fit, and the
+    # call failed with FormValidationError: a program's mistake said as a form's.
+    app = Server("typed")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks a name."""
+        return (await ctx.elicit("Your name?", Form(name=String()))).action
+
+    answerer = GivesAnAction(answer)
+    async with connect_memory(app, answerer=answerer, versions=[revision]) as client:
+        with pytest.raises(InvalidAnswer) as caught:
+            await client.call_tool("ask", {})
+    assert answerer.asked == 1
+    said = str(caught.value)
+    assert said.startswith("the answerer's elicit() gave an invalid answer to typed ")
+    assert "('Your name?') during tools/call ask" in said  # which question
+    assert said.endswith(f": an elicitation answer's action must be accept, decline or cancel, not {shown}")
 
 
 class OpensPages:

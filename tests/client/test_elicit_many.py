@@ -11,6 +11,7 @@ import pytest
 from client.fakes import FakeTransport, discover, error, result
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import InvalidAnswer
 
 pytestmark = pytest.mark.anyio
 
@@ -183,3 +184,19 @@ async def test_an_elicit_many_that_does_not_answer_one_per_question_is_refused_s
         with pytest.raises(TypeError, match=expected):
             await client.call_tool("t")
     assert len(server.calls) == 1
+
+
+async def test_an_elicit_many_answer_with_an_action_that_does_not_exist_fails_naming_elicit_many() -> None:
+    # the answerer's own mistake, not the person's: it was put to elicit() twice more, then
+    # blamed on the form (FormValidationError), and elicit() was never the one that erred
+    server = Round({"a": ask("First?", form("x")), "b": ask("Second?", form("y"))})
+    answerer = Batch({"a": ElicitAnswer.cancel(), "b": ElicitAnswer("yes")})  # type: ignore[arg-type]
+    async with Client(FakeTransport(server), answerer=answerer) as client:
+        with pytest.raises(
+            InvalidAnswer, match=r"^the answerer's elicit_many\(\) gave an invalid answer to "
+        ) as raised:
+            await client.call_tool("t")
+    assert "question 'b' ('Second?')" in str(raised.value)
+    assert str(raised.value).endswith("action must be accept, decline or cancel, not 'yes'")
+    assert answerer.singles == []
+    assert len(server.calls) == 1  # nothing sent
