@@ -14,7 +14,8 @@ Rules:
   and what the fields do not show is a warning too.
 * An accepted form answer's Python values are first written as the JSON its fields take
   (``_as_json``): a ``date`` or ``datetime`` for a ``date`` or ``date-time`` field as its
-  ISO text (then checked as such text is: a ``datetime`` without an offset for a
+  ISO text (an offset in seconds, which RFC 3339 cannot write, as the same instant in
+  UTC; then checked as such text is: a ``datetime`` without an offset for a
   ``date-time``, or any ``datetime`` for a ``date``, is refused saying what fits), a set
   for a multi-select as a list in the options' order; anything else is left to the checks.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
@@ -312,11 +313,22 @@ def _as_json(schema: FormSchema, content: object) -> object:
     for spec in schema.fields:
         value = out.get(spec.name)
         if isinstance(spec, String) and spec.format in _DATES and isinstance(value, dt.date):
-            out[spec.name] = value.isoformat()  # a datetime for a date (or the reverse): its format says
+            out[spec.name] = _iso(value)  # a datetime for a date (or the reverse): its format says
         elif isinstance(spec, MultiChoice) and isinstance(value, set | frozenset):
             order = {option.value: i for i, option in enumerate(spec.options)}
             out[spec.name] = sorted(value, key=lambda item: order.get(item, len(order)))
     return out
+
+
+def _iso(value: dt.date) -> str:
+    """``value`` as ISO text; an aware ``datetime`` whose offset has seconds (a zone's local
+    mean time, before about 1900), which RFC 3339 cannot write, as the same instant in UTC."""
+    if isinstance(value, dt.datetime) and (offset := value.utcoffset()) and offset % dt.timedelta(minutes=1):
+        try:
+            return value.astimezone(dt.UTC).isoformat()
+        except OverflowError:  # past year 1 or 9999 in UTC: as it is, refused as such text is
+            pass
+    return value.isoformat()
 
 
 def unsendable_character(value: object) -> str | None:

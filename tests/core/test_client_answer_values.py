@@ -48,6 +48,14 @@ def test_a_date_and_an_aware_datetime_are_sent_as_their_iso_text() -> None:
     assert out == {"born": "1990-02-28", "meeting": "2026-12-24T18:30:00+01:00"}
 
 
+def test_an_offset_in_seconds_is_sent_as_the_same_instant_in_utc() -> None:
+    # a zone's local mean time (Europe/Paris before 1911: +00:09:21), which RFC 3339 cannot
+    # write: it was refused as if the datetime had no time zone at all
+    paris_lmt = dt.timezone(dt.timedelta(minutes=9, seconds=21))
+    meeting = dt.datetime(1900, 4, 14, 12, 9, 21, tzinfo=paris_lmt)
+    assert sent(meeting=meeting) == {"meeting": "1900-04-14T12:00:00+00:00"}
+
+
 def test_a_set_for_a_multi_select_is_sent_in_the_options_order() -> None:
     assert sent(diet={"halal", "veg"}) == {"diet": ["veg", "halal"]}
     assert sent(diet=frozenset()) == {"diet": []}
