@@ -118,3 +118,44 @@ def test_a_url_elicitation_required_the_client_could_follow_gets_no_hint() -> No
     # refused or never finished: what the client did is said already, no option would help
     error = URLElicitationRequired("URL elicitation required (the user answered decline)")
     assert follow_hint(error, "2025-11-25", frozenset({"form", "url"})) == ""
+
+
+NO_BACK_CHANNEL = (
+    "Cannot send {!r}: this transport context has no back-channel for server-initiated requests."
+)
+
+
+@pytest.mark.parametrize(
+    ("method", "callbacks", "option"),
+    [
+        ("elicitation/create", frozenset(), ""),
+        ("sampling/createMessage", frozenset({"sampling"}), ""),
+        ("sampling/createMessage", frozenset(), " and a sampling= callback"),
+        ("roots/list", frozenset({"roots"}), ""),
+        ("roots/list", frozenset({"sampling"}), " and a roots= callback"),
+    ],
+)
+def test_the_hint_names_the_request_the_server_could_not_send_and_what_answers_it(
+    method: str, callbacks: frozenset[str], option: str
+) -> None:
+    # the SDK says the same of sampling and roots: the hint called each elicitation/create,
+    # and told a client without the callback that versions= alone would answer it
+    error = InvalidRequest(NO_BACK_CHANNEL.format(method))
+    hint = follow_hint(error, "2026-07-28", frozenset({"form"}), callbacks=callbacks)
+    assert f"requests of its own, {method}, which a 2026-07-28 connection" in hint
+    assert hint.endswith(f"; {VERSIONS_HINT}{option} to answer them")
+    others = {"elicitation/create", "sampling/createMessage", "roots/list"} - {method}
+    assert not any(other in hint for other in others)
+
+
+def test_an_elicitation_refused_to_a_client_without_an_answerer_names_one_too() -> None:
+    words = "elicitation via server-initiated requests is unavailable on 2026-07-28 connections."  # FastMCP's
+    hint = follow_hint(InvalidRequest(words), "2026-07-28", frozenset())
+    assert "requests of its own, elicitation/create," in hint
+    assert hint.endswith(f"; {VERSIONS_HINT} and an answerer= to answer them")
+
+
+def test_a_request_the_hint_cannot_name_is_not_named() -> None:
+    hint = follow_hint(InvalidRequest(NO_BACK_CHANNEL.format("ping")), "2026-07-28", frozenset({"form"}))
+    assert "requests of its own, which a 2026-07-28 connection does not carry" in hint
+    assert "elicitation/create" not in hint
