@@ -3,8 +3,8 @@ registered with decorators, and the capabilities they add up to.
 
 Rules: names (and resource URIs) are unique; list results keep registration order. A
 tool, prompt, resource or template registered with ``scopes`` needs them of a caller's
-token over HTTP (``needed_scopes``: the transport refuses with 403 ``insufficient_scope``
-before any handler runs); ``scoped`` names the methods such a check applies to, empty
+token over HTTP, to use it or (a resource) to subscribe to it (``needed_scopes``: the
+transport refuses with 403 ``insufficient_scope`` before any handler runs); ``scoped`` names the methods such a check applies to, empty
 (nothing to look up) while nothing has scopes. A
 kind once declared (tools, prompts, resources, completions) stays declared while the
 server runs, its list empty once the last one is removed: a client that negotiated it,
@@ -24,6 +24,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
+from mcp_elicit.core.subscriptions import MAX_ITEMS
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
@@ -326,8 +327,13 @@ class Catalog:
         methods = {"tools/call"} if self.tool_scopes else set()
         if self.prompt_scopes:
             methods |= {"prompts/get", "completion/complete"}
-        if self.resource_scopes:
-            methods |= {"resources/read", "completion/complete"}
+        if self.resource_scopes:  # hearing of a change is reading's too
+            methods |= {
+                "resources/read",
+                "resources/subscribe",
+                "subscriptions/listen",
+                "completion/complete",
+            }
         self.scoped = frozenset(methods)
 
     def scoped_names(self) -> list[str]:
@@ -342,7 +348,8 @@ class Catalog:
         self, method: str, params: object, principal: Principal | None
     ) -> tuple[str, tuple[str, ...]] | None:
         """What a request of ``method`` with ``params`` uses that has ``scopes`` (its tool,
-        prompt, or resource or template; a completion's prompt or template), named for the
+        prompt, or resource or template; a completion's prompt or template; the resources
+        a ``resources/subscribe`` or ``subscriptions/listen`` would hear of), named for the
         refusal, and those scopes; None when it uses nothing that has some, names nothing
         registered, or reads a resource ``readable`` refuses ``principal`` (the handler's
         answer says so: "not found", never a 403 telling the resource is there)."""
@@ -364,9 +371,16 @@ class Catalog:
             if ref.get("type") == "ref/resource" and isinstance(uri, str) and uri in self.resource_scopes:
                 return f"resource {_shown_uri(uri)}", self.resource_scopes[uri]
             return None
+        if method == "subscriptions/listen":
+            return self._listened(params, principal)
         uri = params.get("uri")
-        if method != "resources/read" or not isinstance(uri, str):
+        if method not in ("resources/read", "resources/subscribe") or not isinstance(uri, str):
             return None
+        return self._needed_to_read(uri, principal)
+
+    def _needed_to_read(self, uri: str, principal: Principal | None) -> tuple[str, tuple[str, ...]] | None:
+        """The resource or template serving ``uri`` and its scopes, found as the read finds
+        it (``find_resource``), if it has some and ``readable`` lets ``principal`` read it."""
         try:
             found, variables = find_resource(self._resources, self._templates, uri)
             if not found.scopes or not found.may_read(principal, variables):
@@ -374,6 +388,26 @@ class Catalog:
         except Exception:  # not found, or a readable rule that fails: the handler's answer says so
             return None
         return f"resource {_shown_uri(found.uri)}", found.scopes
+
+    def _listened(
+        self, params: Mapping[str, Any], principal: Principal | None
+    ) -> tuple[str, tuple[str, ...]] | None:
+        """The scoped resources a listen's ``resourceSubscriptions`` name, the first named
+        (and how many more), and every scope they need together."""
+        notifications = params.get("notifications")
+        uris = notifications.get("resourceSubscriptions") if isinstance(notifications, Mapping) else None
+        if not isinstance(uris, list) or len(uris) > MAX_ITEMS:  # the handler refuses it (-32602)
+            return None
+        named: dict[str, tuple[str, ...]] = {}
+        for uri in uris:
+            found = self._needed_to_read(uri, principal) if isinstance(uri, str) else None
+            if found is not None:
+                named.setdefault(*found)
+        if not named:
+            return None
+        first, *more = named
+        what = f"{first} (and {len(more)} more)" if more else first
+        return what, tuple(dict.fromkeys(scope for scopes in named.values() for scope in scopes))
 
     def completion(self, misused: object = None, /) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``

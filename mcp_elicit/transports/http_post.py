@@ -15,8 +15,9 @@ digests it, so the token cannot be checked before), the token (401, 403, 400
 ``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
 the message: a request without a valid token is told to sign in whatever else is wrong
 with it, and an unauthenticated client learns nothing of how its body reads. A
-``tools/call``, ``prompts/get``, ``resources/read`` or ``completion/complete`` of what has
-``scopes`` (a tool, a prompt, a resource or template) whose token lacks one is then refused
+``tools/call``, ``prompts/get``, ``resources/read``, ``completion/complete``,
+``resources/subscribe`` or ``subscriptions/listen`` of what has ``scopes`` (a tool, a
+prompt, a resource or template) whose token lacks one is then refused
 (403 ``insufficient_scope``, ``http_bearer.refuse_scopes``), in a 2025-11-25 session too,
 before it reaches a handler or a stream. Without a
 verifier, the content type and ``Accept`` are answered before the body is read. (Host,

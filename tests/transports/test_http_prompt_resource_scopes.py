@@ -309,3 +309,84 @@ async def test_on_stdio_scoped_prompts_and_resources_are_used_without_a_token() 
     assert got["result"]["messages"][0]["content"]["text"] == "Plan x"
     assert read["result"]["contents"][0]["text"] == "repo a"
     assert runs == ["plan", "repo a"]
+
+
+# ---- subscribing: what a caller cannot read, it does not hear of either --------------------
+
+
+@pytest.fixture
+async def subscribable(wire: WireChecker) -> AsyncIterator[tuple[McpHttp, httpx.AsyncClient, str, Server]]:
+    metadata = ResourceMetadata(["https://as.example"], required_scopes=["profile"])
+    server = scoped_server([])
+    app = StreamableHTTP(server, auth=StaticTokens(TOKENS), resource_metadata=metadata)
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
+        yield McpHttp(http, running.url, wire), http, running.url, server
+
+
+async def test_a_2025_11_25_subscription_to_a_scoped_resource_needs_its_scopes(
+    subscribable: tuple[McpHttp, httpx.AsyncClient, str, Server], wire_2025: WireChecker
+) -> None:
+    """Subscribed without the scope, bob would hear whenever a repository he names (one he
+    guesses) changes: what the scope guards. He gets the read's 403 instead, and is not
+    subscribed; a resource ``readable`` hides from him stays "not found"."""
+    _, http, url, server = subscribable
+    session = await _session(http, url, wire_2025, {"authorization": "Bearer tok-profile"})
+
+    async def subscribe(rid: int, uri: str, token: str) -> httpx.Response:
+        body = {"jsonrpc": "2.0", "id": rid, "method": "resources/subscribe", "params": {"uri": uri}}
+        wire_2025.request(body)
+        return await http.post(url, json=body, headers={**session, "authorization": f"Bearer {token}"})
+
+    for rid, (uri, what) in enumerate(
+        [("repo://alices-secret", "resource 'repo://{name}'"), ("vault://keys", "resource 'vault://keys'")], 2
+    ):
+        refused = await subscribe(rid, uri, "tok-profile")
+        assert refused.status_code == 403, refused.text
+        challenge = refused.headers["www-authenticate"]
+        assert f'error="insufficient_scope", error_description="{what} needs scope repo"' in challenge
+        assert 'scope="profile repo"' in challenge
+    assert server.notify_resource_updated("repo://alices-secret") == 0  # no one heard
+    hidden = await subscribe(4, "vault://ann", "tok-profile")
+    assert hidden.status_code == 200 and hidden.json()["error"]["code"] == -32002
+    done = await subscribe(5, "repo://alices-secret", "tok-repo")
+    assert done.status_code == 200 and done.json()["result"] == {}, done.text
+    wire_2025.response("resources/subscribe", done.json())
+    assert server.notify_resource_updated("repo://alices-secret") == 1
+
+
+async def test_listening_for_a_scoped_resource_needs_its_scopes(
+    subscribable: tuple[McpHttp, httpx.AsyncClient, str, Server],
+) -> None:
+    """A 2026-07-28 listen naming a scoped resource's URI is refused as its read is (403
+    before any stream), naming every scope the URIs need; one naming only what bob may
+    use, or a resource ``readable`` hides (left out of the acknowledgement), is served."""
+    mcp, _, _, _ = subscribable
+    profile = bearer("tok-profile")
+    for uris, what in (
+        (["repo://alices-secret"], "resource 'repo://{name}'"),
+        (["notes://open", "vault://keys", "repo://a", "repo://b"], "resource 'vault://keys' (and 1 more)"),
+    ):
+        refused = await mcp.request(
+            "subscriptions/listen", {"notifications": {"resourceSubscriptions": uris}}, headers=profile
+        )
+        assert refused.status == 403
+        assert f'error_description="{what} needs scope repo"' in refused.headers["www-authenticate"]
+    for uris in (["vault://ann"], []):  # hidden by readable; nothing scoped
+        async with connect_http(mcp.url, headers={"Authorization": "Bearer tok-profile"}) as client:
+            async with client.listen(tools=True, resource_uris=uris) as changes:
+                assert changes.agreed == {"toolsListChanged": True}
+
+
+async def test_the_client_steps_up_to_listen_for_a_scoped_resource() -> None:
+    async with serving(scoped_server([])) as site:
+        site.mcp.resource_metadata = ResourceMetadata(
+            [site.base], scopes_supported=["profile"], required_scopes=["profile"]
+        )
+        person = Recording()
+        async with connect_http(site.url, auth=OAuth(person), timeout=10) as client:  # type: ignore[arg-type]
+            async with client.listen(tools=True) as changes:
+                assert changes.agreed == {"toolsListChanged": True}
+            assert person.scopes == ["profile"]
+            async with client.listen(resource_uris=["repo://mcp-elicit"]) as changes:
+                assert changes.agreed == {"resourceSubscriptions": ["repo://mcp-elicit"]}
+    assert person.scopes == ["profile", "profile repo"]
