@@ -143,11 +143,10 @@ class ProtocolError(MCPElicitError):
             found.message, found.data, found.args = message, data, (message,)  # the server's words
             return found.for_handshake()
         cls = _BY_CODE.get(code) if isinstance(code, int) else None
-        if (
-            cls is InvalidRequest
-            and isinstance(data, Mapping)
-            and type(data.get("retryAfter")) in (int, float)
-        ):
+        after = data.get("retryAfter") if isinstance(data, Mapping) else None
+        if type(after) is bool or not isinstance(after, int | float):
+            after = None
+        if cls is InvalidRequest and after is not None and after >= 0:  # a wait, not a past
             cls = RateLimited
         if cls is None:
             err = ProtocolError(message, data)
@@ -186,7 +185,7 @@ class PrincipalLimitReached(InvalidRequest):
 
 class RateLimited(PrincipalLimitReached):
     """Too many requests of a kind (``Server(max_calls_per_minute=)``); a client raises it
-    for a -32600 whose ``data`` has a number ``retryAfter``, whatever the HTTP status.
+    for a -32600 whose ``data`` has a number ``retryAfter`` (0 or more), whatever the HTTP status.
     ``retry_after``: seconds to wait; ``limit``: the budget's name (``data.limit``)."""
 
     def __init__(self, message: str, data: Any = None, **options: Any) -> None:

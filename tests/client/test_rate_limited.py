@@ -93,7 +93,11 @@ async def test_over_stdio_the_refusal_is_rate_limited(revision: str) -> None:
             None,
         ),
         ({"code": -32600, "message": "m", "data": {"retryAfter": True}}, InvalidRequest, 0, None),
+        ({"code": -32600, "message": "m", "data": {"retryAfter": False}}, InvalidRequest, 0, None),
         ({"code": -32600, "message": "m", "data": {"retryAfter": "3"}}, InvalidRequest, 0, None),
+        # a wait in the past is no wait: "try again in -5 s" would be nonsense
+        ({"code": -32600, "message": "m", "data": {"retryAfter": -5}}, InvalidRequest, 0, None),
+        ({"code": -32600, "message": "m", "data": {"retryAfter": 0}}, RateLimited, 0, None),
         ({"code": -32602, "message": "m", "data": {"retryAfter": 3}}, ProtocolError, 0, None),
     ],
 )
