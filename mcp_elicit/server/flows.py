@@ -20,7 +20,8 @@ Rules:
   nothing and learns how the flow ended. The marker is the truth: a pending record
   written back late (a claim in flight) cannot reopen an ended flow.
 * Ending a flow publishes an event on the flow's channel; a retry waiting on any
-  instance wakes at once. Waiters subscribe before they look, so no completion is missed.
+  instance wakes at once. Waiters subscribe before they look, so no completion is missed
+  (``watch``, which other waits on the store can share).
 * A stored record is checked field by field when read. Fields this version does not know
   (written by a newer one) are ignored; a record that cannot be read (damaged, or missing
   what this version needs) is logged and reads as gone, as an expired flow does; an end
@@ -43,16 +44,18 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 import orjson
 
 from mcp_elicit.server.shares import share_held
 from mcp_elicit.stores.base import Store
 
-__all__ = ["MAX_PENDING_CLAIMS", "ClaimsExhausted", "Flow", "FlowQuota", "FlowStatus", "Flows"]
+__all__ = ["MAX_PENDING_CLAIMS", "ClaimsExhausted", "Flow", "FlowQuota", "FlowStatus", "Flows", "watch"]
+
+T = TypeVar("T")
 
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
 #: Principals ``FlowQuota`` holds before its first sweep of expired flows.
@@ -288,14 +291,36 @@ class Flows:
 
         Woken by the completion event; it also looks again every ``recheck`` seconds, for
         backends whose events do not cross processes (SQLite)."""
-        async with self.store.subscribe(f"flow:{flow_id}") as events:
-            deadline = self.clock() + timeout
-            while True:
-                flow = await self.get(flow_id)
-                left = deadline - self.clock()
-                if flow is None or flow.done or left <= 0:
-                    return flow
-                await events.next(min(left, self.recheck))
+
+        async def look() -> tuple[bool, Flow | None]:
+            flow = await self.get(flow_id)
+            return flow is None or flow.done, flow
+
+        return await watch(
+            self.store, f"flow:{flow_id}", look, timeout, recheck=self.recheck, clock=self.clock
+        )
+
+
+async def watch(
+    store: Store,
+    channel: str,
+    look: Callable[[], Awaitable[tuple[bool, T]]],
+    timeout: float,
+    *,
+    recheck: float,
+    clock: Callable[[], float],
+) -> T:
+    """What ``look()`` gives once it says it is done, or as it stands after ``timeout``
+    seconds: it looks once subscribed to ``channel``, again whenever a message comes on
+    it, and at least every ``recheck`` seconds (events that do not cross processes)."""
+    async with store.subscribe(channel) as events:
+        deadline = clock() + timeout
+        while True:
+            done, value = await look()
+            left = deadline - clock()
+            if done or left <= 0:
+                return value
+            await events.next(min(left, recheck))
 
 
 class FlowQuota:

@@ -24,9 +24,9 @@ import hashlib
 import logging
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["ConnectAnswer", "OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
 
 PAGES_PATH = "/mcp-elicit"
+T = TypeVar("T")
 log = logging.getLogger("mcp_elicit.server")
 
 
@@ -130,20 +131,27 @@ class UrlMode:
     async def wait_for(self, flow_id: str) -> Flow | None:
         """The flow once it finished or ``flow_wait`` passed; at once when stopping."""
         flows = self.flows
+        return await self.unless_stopping(
+            lambda: flows.wait(flow_id, self.flow_wait), lambda: flows.get(flow_id)
+        )
+
+    async def unless_stopping(self, wait: Callable[[], Awaitable[T]], look: Callable[[], Awaitable[T]]) -> T:
+        """What ``wait()`` (a 2026-07-28 round's bounded wait) gives; cut short when the
+        server stops (``stop_waiting``), or made at once when it is stopping: then ``look()``."""
         if not self._stopping:
             stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._stop_waiters.add(stop)
-            wait = asyncio.ensure_future(flows.wait(flow_id, self.flow_wait))
+            waiting = asyncio.ensure_future(wait())
             try:
-                await asyncio.wait((wait, stop), return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
             finally:
                 self._stop_waiters.discard(stop)
                 stop.cancel()
-                if not wait.done():
-                    wait.cancel()
-            if wait.done() and not wait.cancelled():
-                return wait.result()
-        return await flows.get(flow_id)
+                if not waiting.done():
+                    waiting.cancel()
+            if waiting.done() and not waiting.cancelled():
+                return waiting.result()
+        return await look()
 
     def configure(
         self, *, store: str | Store | None = None, public_url: str | None = None, from_address: bool = False
