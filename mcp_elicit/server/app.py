@@ -188,7 +188,7 @@ class Server(Dispatch):
             max_flows_per_principal=max_flows_per_principal,
             clock=clock,
         )
-        self.url_mode.on_finish = self.complete_elicitation
+        self.url_mode.on_finish = lambda flow, who: self.sessions.complete(flow, who, self.telemetry)
         self.url_mode.on_abandon = self._abandon_elicitation
         #: Open ``subscriptions/listen`` requests (2026-07-28).
         self.subscriptions = Subscriptions()
@@ -405,19 +405,16 @@ class Server(Dispatch):
 
     @on_loop
     def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
-        """Tell the sessions that sent URL elicitation ``elicitation_id`` that it is done
-        (``notifications/elicitation/complete``); True when one was told. Only sessions of
-        ``principal`` (the ``ctx.principal`` of the request that asked, or its subject; None
-        on a server without authentication) hear it, so an id a handler chose (``"github"``)
-        that several users wait on completes for the one it names, in each of their
-        sessions that waits on it. A session that asked several questions under it (each
-        sent with an id of its own) hears of each, on the stream of the request that asked
-        while it runs, else on the session's standalone stream (``Session.complete``).
-        Unknown or finished ids are ignored."""
-        sessions = self.sessions.awaiting(elicitation_id, subject_of(principal))
-        for session in sessions:
-            session.complete(elicitation_id, self.telemetry)
-        return bool(sessions)
+        """The URL step ``elicitation_id`` of ``principal`` (the ``ctx.principal`` of the
+        request that asked, or its subject; None without authentication) is done: never
+        another principal's, so an id a handler chose (``"github"``) completes for the one
+        it names. Its sessions that sent it hear ``notifications/elicitation/complete``
+        (each question asked under it; ``Session.complete``): True when one was told. The
+        2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
+        store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
+        subject = subject_of(principal)
+        self.url_mode.step_completed(elicitation_id, subject)
+        return self.sessions.complete(elicitation_id, subject, self.telemetry)
 
     def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:
         """A hosted page was given up (closed unfinished): its sessions stop waiting on it."""

@@ -64,6 +64,7 @@ from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
+from mcp_elicit.server.url_steps import require_step
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 from mcp_elicit.wire.versions import REV_2025_06_18
@@ -234,16 +235,14 @@ class Context(ContextGuard, ContextMemory):
     async def require_url(
         self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None
     ) -> Answer[None]:
-        """The request cannot go on until the user completes a step at ``url``.
-
-        On 2025-11-25 the request ends with -32042 (``URLElicitationRequired``) and the
-        client retries it once the step is done; on 2026-07-28 this is ``elicit_url``. Check
-        first whether the step is already done (e.g. a token is stored), so the retry passes.
-        """
+        """The request cannot go on until the user completes a step at ``url``: check first
+        whether it is done (a token stored), so the retry passes. 2025-11-25: -32042 and the
+        client retries once told it is done; 2026-07-28: asked, and with ``elicitation_id``,
+        ``accept`` held until ``server.complete_elicitation`` (``url_steps``)."""
         self._live("require_url")
         question = self.elicit_url(message, url, elicitation_id=elicitation_id, key=key)
         try:
-            answer = await self._asker.require_url(question.ask)
+            answer = await require_step(self, self._asker, question.ask, self._url_mode)
         except BaseException:
             self._interrupted = True  # as Question._asking: the questions made before are not forgotten
             raise

@@ -21,7 +21,7 @@ Rules:
   written back late (a claim in flight) cannot reopen an ended flow.
 * Ending a flow publishes an event on the flow's channel; a retry waiting on any
   instance wakes at once. Waiters subscribe before they look, so no completion is missed
-  (``watch``, which other waits on the store can share).
+  (``watch``, which the wait for a handler's own URL step shares: ``server.url_steps``).
 * A stored record is checked field by field when read. Fields this version does not know
   (written by a newer one) are ignored; a record that cannot be read (damaged, or missing
   what this version needs) is logged and reads as gone, as an expired flow does; an end

@@ -475,6 +475,13 @@ class Sessions:
             s for s in self._live.values() if s.principal == principal and elicitation_id in s.elicitations
         ]
 
+    def complete(self, elicitation_id: str, principal: str | None, telemetry: Telemetry | None) -> bool:
+        """Tell the sessions ``awaiting`` the step that it is done; False when none waits."""
+        sessions = self.awaiting(elicitation_id, principal)
+        for session in sessions:
+            session.complete(elicitation_id, telemetry)
+        return bool(sessions)
+
     def live(self) -> list[Session]:
         """The sessions open now."""
         return list(self._live.values())

@@ -11,6 +11,9 @@ Rules:
 * ``await ctx.connect("github", message=...)`` is the same for a third-party sign-in
   (``server/oauth.py``): at once when the principal holds tokens for the provider, else a
   flow of kind ``"oauth"`` whose page sends the person to the provider.
+* A page the handler names itself (``ctx.require_url`` with an ``elicitation_id``) is
+  waited for the same way at 2026-07-28, until ``complete_elicitation`` says it is done
+  (``server/url_steps.py``; recorded in the store by ``step_completed``).
 * Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
   on demand for stdio); this module only knows where they are (``PageHost``). Token
   requests to providers go through the ``TokenExchange`` a transport installs.
@@ -34,6 +37,7 @@ from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections,
 from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.outgoing import check_url
 from mcp_elicit.server.url_asking import end_flow, run_flow
+from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -113,6 +117,8 @@ class UrlMode:
         self._flows: Flows | None = None
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
+        self._steps: StepCompletions | None = None
+        self._recording: set[asyncio.Task[None]] = set()  # completions being written
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
 
@@ -161,7 +167,7 @@ class UrlMode:
         bound (``serve --http``), so plain http off loopback is warned about at start-up
         (a test on a LAN) rather than refused."""
         if store is not None:
-            if self._flows is not None or self._vault is not None or self._oauth is not None:
+            if any(used is not None for used in (self._flows, self._vault, self._oauth, self._steps)):
                 raise ConfigError("the URL-mode store is already in use; configure it before serving")
             from mcp_elicit.stores import open_store
 
@@ -228,11 +234,14 @@ class UrlMode:
     async def close(self) -> None:
         """The server stopped: close the store if it opened it itself (from a URL, or the
         default file), releasing its connections or thread; a later start opens it again. A
-        store object the server was given stays open: its owner closes it."""
+        store object the server was given stays open: its owner closes it. Completions
+        being recorded (``step_completed``) are written first."""
+        if self._recording:
+            await asyncio.wait(set(self._recording))
         store = self._store
         if store is None or not (self._store_spec is None or isinstance(self._store_spec, str)):
             return
-        self._store = self._flows = self._vault = self._oauth = None
+        self._store = self._flows = self._vault = self._oauth = self._steps = None
         await store.close()
 
     @property
@@ -322,6 +331,47 @@ class UrlMode:
                 clock=self.clock,
             )
         return self._oauth
+
+    @property
+    def steps(self) -> StepCompletions:
+        """Completions of the handlers' own URL steps (``server.url_steps``)."""
+        if self._steps is None:
+            self._steps = StepCompletions(
+                self.guarded, ttl=self.ask_timeout, recheck=self.flow_recheck, clock=self.clock
+            )
+        return self._steps
+
+    def step_completed(self, elicitation_id: str, principal: str | None) -> None:
+        """Record, without waiting, that ``principal``'s step ``elicitation_id`` is done, for
+        the 2026-07-28 requests held on it on any instance sharing the store
+        (``complete_elicitation``). Only in a configured store, or the default one once
+        this process opened it (a step was asked here): a server that never asked one
+        creates no file. A failure is logged; ``close`` writes what is under way first."""
+        if self._store_spec is None and self._store is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            log.warning(
+                "complete_elicitation(%r) was called with no event loop running: 2026-07-28 requests "
+                "waiting on that step are not told; call it from the server's event loop",
+                elicitation_id[:64],
+            )
+            return
+        task = loop.create_task(self._record(elicitation_id, principal))
+        self._recording.add(task)
+        task.add_done_callback(self._recording.discard)
+
+    async def _record(self, elicitation_id: str, principal: str | None) -> None:
+        try:
+            await self.steps.complete(elicitation_id, principal)
+        except Exception as exc:  # any backend's failure, StoreUnavailable included
+            log.warning(
+                "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
+                "requests waiting on it go on waiting until their bound",
+                elicitation_id[:64],
+                exc,
+            )
 
     def add_provider(self, provider: OAuthProvider) -> None:
         if provider.name in self.providers:

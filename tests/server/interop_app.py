@@ -66,9 +66,15 @@ async def open_docs(ctx: Context, topic: str) -> str:
 
 @app.tool()
 async def link_account(ctx: Context, provider: str) -> str:
-    """A step the request cannot go on without (2025-11-25: error -32042)."""
+    """A step the request cannot go on without (2025-11-25: error -32042; 2026-07-28: the
+    accepted retry is held until the step is completed). The sign-in page's backend is
+    played here: it completes the step half a second after it was first asked."""
+    step, slot = f"link-{provider}", ctx.slot("link")
+    if not slot.get("completing"):  # once per request, not once per round
+        slot["completing"] = True
+        asyncio.get_running_loop().call_later(0.5, app.complete_elicitation, step, ctx.principal)
     answer = await ctx.require_url(
-        f"Sign in to {provider}", f"https://example.com/link/{provider}", elicitation_id=f"link-{provider}"
+        f"Sign in to {provider}", f"https://example.com/link/{provider}", elicitation_id=step
     )
     return f"link: {answer.action}"
 

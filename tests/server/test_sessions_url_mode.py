@@ -4,12 +4,15 @@ session waits on are unique and bounded; on 2026-07-28 the same is an input requ
 
 from __future__ import annotations
 
+import asyncio
+
 import orjson
 import pytest
 
 from mcp_elicit import Context, Principal, Server
 from mcp_elicit.errors import URLElicitationRequired
 from mcp_elicit.server.sessions import MAX_ELICITATIONS
+from mcp_elicit.stores import MemoryStore
 
 from support.memory import MemoryClient, SessionClient
 from support.server_sessions import Silent, build
@@ -163,13 +166,25 @@ async def test_the_ids_a_session_waits_on_are_bounded() -> None:
     assert app.complete_elicitation(f"step-{MAX_ELICITATIONS + 9}")
 
 
-async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> None:
-    client = MemoryClient(build(), capabilities={"elicitation": {"url": {}}}, checker=wire)
+async def test_require_url_on_2026_is_an_input_request_held_until_complete(wire: WireChecker) -> None:
+    """The step is an input request; its accepted retry is held until the app says the
+    page is done (``complete_elicitation``), as the 2025-11-25 client waits for the notice."""
+    store = MemoryStore()
+    app = build(store=store, flow_wait=30.0)
+    client = MemoryClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
     first = await client.result("tools/call", {"name": "connect"})
-    request = next(iter(first["inputRequests"].values()))
-    assert request["params"]["mode"] == "url"
-    final, _ = await client.rounds("tools/call", {"name": "connect"}, lambda k, r: {"action": "accept"})
-    assert final["result"]["content"][0]["text"] == "connected: accept"
+    ((key, request),) = first["inputRequests"].items()
+    assert (
+        request["params"]["mode"] == "url" and "elicitationId" not in request["params"]
+    )  # none at 2026-07-28
+    accepted = {"name": "connect", "inputResponses": {key: {"action": "accept"}}}
+    held = asyncio.ensure_future(
+        client.result("tools/call", {**accepted, "requestState": first["requestState"]})
+    )
+    assert not app.complete_elicitation("e-1"), "no 2025-11-25 session waits on it"
+    final = await asyncio.wait_for(held, 20)
+    assert final["content"][0]["text"] == "connected: accept"
+    await store.close()
 
 
 def raising_url_required() -> tuple[Server, list[bool]]:
