@@ -1,15 +1,21 @@
 """From one Python annotation to one field spec, plus the converters between them.
 
-``str``, ``int``, ``float``, ``bool``, ``datetime.date``, ``datetime.datetime``,
-``Literal["a", "b"]`` (of strings or str Enum members), a str-valued ``enum.Enum``, and ``list``/``set``/``frozenset`` of
-a Literal or such an Enum map to form fields; ``X | None`` makes a field optional;
-``Annotated[X, Field(...)]`` adds titles and bounds (see :mod:`metadata`).
+``str``, ``int``, ``float``, ``decimal.Decimal``, ``bool``, ``datetime.date``,
+``datetime.datetime``, pydantic's URL types and ``EmailStr`` (see :mod:`pydantic_types`),
+``Literal["a", "b"]`` (of strings or str Enum members), a str-valued ``enum.Enum``, and
+``list``/``set``/``frozenset`` of a Literal or such an Enum map to form fields;
+``X | None`` makes a field optional; ``Annotated[X, Field(...)]`` adds titles and bounds
+(see :mod:`metadata`).
 
 Rules:
 
 - Anything else (nested dataclasses or models, dicts, ``list[str]``, tuples, ``Any``,
-  unions of two types, Literals of non-strings) raises :class:`FormSchemaError` naming
-  the field and the rule, when the form is defined.
+  unions of two types, Literals of non-strings, ``uuid.UUID``, ``datetime.time``...)
+  raises :class:`FormSchemaError` naming the field and the rule, and what to use
+  instead where the type is a common one, when the form is defined.
+- A ``Decimal`` is a number field: its bounds go out as JSON numbers, and an answer
+  comes back as the Decimal of the number as written (``19.99``, not the binary
+  float's expansion).
 - ``bool`` is checked before ``int`` (it is a subclass), ``datetime`` before ``date``.
   ``NewType``\\s are read as their base type.
 - An Enum gives a titled choice; each title comes from the member name
@@ -17,21 +23,25 @@ Rules:
   A Literal gives an untitled choice unless ``titles`` are given (values without a
   title then use the value). The items of a multi-select may carry only ``titles=``.
 - A :class:`Converter` turns a validated wire value into the declared Python value
-  (dates, Enum members, ``float``, the declared collection) and a Python default into
-  its wire value (raising ``ValueError`` when it does not fit).
+  (dates, Enum members, ``float``, ``Decimal``, URLs, the declared collection) and a
+  Python default into its wire value (raising ``ValueError`` when it does not fit).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import decimal
 import enum
+import ipaddress
 import types
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.converter import Converter
+from mcp_elicit.forms.converter import same as _same
 from mcp_elicit.forms.fields import (
     STRING_FORMATS,
     Boolean,
@@ -47,27 +57,37 @@ from mcp_elicit.forms.fields import (
 )
 from mcp_elicit.forms.formats import parse_date, parse_date_time
 from mcp_elicit.forms.metadata import Constraints, Field
+from mcp_elicit.forms.pydantic_types import pydantic_instead, pydantic_text
 
 __all__ = ["Converter", "spec_for"]
 
 _WRAPPERS = {"Required", "NotRequired", "ReadOnly"}
 _COLLECTIONS: dict[Any, type] = {list: list, set: set, frozenset: frozenset}
 _ALLOWED_TYPES = (
-    "str, int, float, bool, date, datetime, a Literal of strings, a str Enum, "
-    "or a list/set/frozenset of choices"
+    "str, int, float, bool, date, datetime, Decimal, AnyUrl, EmailStr, a Literal of strings, "
+    "a str Enum, or a list/set/frozenset of choices"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Converter:
-    """Between one field's wire value and its declared Python value."""
-
-    to_python: Callable[[Any], Any]
-    to_wire: Callable[[Any], Any]
-
-
-def _same(value: Any) -> Any:
-    return value
+#: Common types a form has no field for, and what to ask for instead.
+_INSTEAD: dict[Any, str] = {
+    uuid.UUID: "a UUID has no format in a form; ask for str and read it with uuid.UUID in the tool "
+    "(or offer the known ones as a Literal of strings)",
+    dt.time: "a time of day has no format in a form; ask for a datetime (format 'date-time'), "
+    "or for str and read it with datetime.time.fromisoformat in the tool",
+    dt.timedelta: "a timedelta has no format in a form; ask for an int or float of the unit the "
+    "title names (minutes, days) and make the timedelta in the tool",
+    bytes: "a form holds text: ask for str",
+    **{
+        tp: "an address has no format in a form; ask for str and read it with ipaddress in the tool"
+        for tp in (
+            ipaddress.IPv4Address,
+            ipaddress.IPv6Address,
+            ipaddress.IPv4Network,
+            ipaddress.IPv6Network,
+            ipaddress.IPv4Interface,
+            ipaddress.IPv6Interface,
+        )
+    },
+}
 
 
 def _unwrap(annotation: Any, meta: Constraints) -> tuple[Any, bool]:
@@ -101,7 +121,10 @@ def _choices(tp: Any, meta: Constraints) -> tuple[tuple[Option, ...], Converter]
         declared = get_args(tp)
         for value in declared:
             if not isinstance(value, str):
-                raise meta.fail(f"Literal options must be strings, not {value!r}")
+                raise meta.fail(
+                    f"Literal options must be strings, not {value!r}; use Literal['{value}', ...] "
+                    "and convert in the tool, or an int field with bounds"
+                )
         # A str Enum member (Literal[Tone.CALM]) is sent as its value and given back as itself.
         wire_of = {v: v.value if isinstance(v, enum.Enum) else str.__str__(v) for v in declared}
         member_of = {wire: v for v, wire in wire_of.items() if isinstance(v, enum.Enum)}
@@ -169,6 +192,29 @@ _TEMPORAL: dict[Any, tuple[StringFormat, Converter]] = {
 }
 
 
+def _json_number(value: Any) -> Any:
+    """A bound or default as a JSON number: a Decimal as an int when whole, else a float."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
+    return value
+
+
+def _decimal_to_wire(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, decimal.Decimal | int | float):
+        raise ValueError("not a Decimal")
+    if isinstance(value, decimal.Decimal) and not value.is_finite():
+        raise ValueError("not a finite number")
+    return _json_number(value)
+
+
+def _decimal_to_python(value: Any) -> decimal.Decimal:
+    # The number as written: str(0.1) is "0.1", where Decimal(0.1) is the binary float's expansion.
+    return decimal.Decimal(str(value))
+
+
+_DECIMAL = Converter(_decimal_to_python, _decimal_to_wire)
+
+
 def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
     if tp is bool:
         meta.only("a bool")
@@ -179,6 +225,10 @@ def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
         if tp is int:
             return Integer(minimum=lower, maximum=upper), _typed(int)
         return Number(minimum=lower, maximum=upper), _typed(float, float)
+    if tp is decimal.Decimal:
+        meta.only("a Decimal", "minimum", "maximum", bounds=True)
+        lower, upper = meta.numeric_bounds(whole=False)
+        return Number(minimum=_json_number(lower), maximum=_json_number(upper)), _DECIMAL
     if tp is str or tp in _TEMPORAL:
         meta.only("text", "min_length", "max_length", "format", lengths=True)
         given = meta.field.format
@@ -234,6 +284,9 @@ def _multi(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
 def _refuse(tp: Any, meta: Constraints) -> FormSchemaError:
     shown = getattr(tp, "__name__", None) or repr(tp)
     origin = get_origin(tp)
+    instead = _INSTEAD.get(tp) if isinstance(tp, type) else None
+    if instead is not None or (instead := pydantic_instead(tp)) is not None:
+        return meta.fail(f"type {shown} is not allowed in a form; {instead}")
     if tp is Any or tp is object:
         return meta.fail(f"{shown} is not allowed in a form; give the field one of: {_ALLOWED_TYPES}")
     if isinstance(tp, type) and (
@@ -275,7 +328,7 @@ def spec_for(
     for item in metadata:
         meta.take(item)
     tp, optional = _unwrap(annotation, meta)
-    built = _scalar(tp, meta) or _multi(tp, meta)
+    built = _scalar(tp, meta) or pydantic_text(tp, meta) or _multi(tp, meta)
     if built is None:
         chosen = _choices(tp, meta)
         if chosen is None:

@@ -15,7 +15,10 @@ Rules:
   fit is refused, while a default factory whose result does not fit is simply not
   shown (the factory still runs when the instance is built).
 - ``build`` leaves an absent field out when the class has a default for it (or for a
-  TypedDict), and passes None for an absent ``X | None`` field without one.
+  TypedDict), and passes None for an absent ``X | None`` field without one. A value the
+  field's declared type refuses (its converter's ``ValueError``: a URL of a scheme the
+  type does not allow) is that field's problem in a :class:`FormValidationError`, every
+  such field at once, before the class is made.
 - pydantic is only looked at when it has been imported: a class cannot be a pydantic
   model otherwise. A pydantic dataclass is read like a model (its ``pydantic.Field``
   defaults give constraints and defaults) and built through pydantic. A pydantic field's name on the wire is the key the model validates
@@ -38,7 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_elicit.errors import FormSchemaError, FormValidationError, ValidationProblem
-from mcp_elicit.forms.annotations import Converter, spec_for
+from mcp_elicit.forms.annotations import spec_for
+from mcp_elicit.forms.converter import Converter
 from mcp_elicit.forms.fields import FieldSpec
 from mcp_elicit.forms.metadata import unread_by_forms
 from mcp_elicit.forms.validate import Invalid, compile_field
@@ -73,12 +77,18 @@ class Binding:
 
     def build(self, content: Mapping[str, Any]) -> Any:
         values: dict[str, Any] = {}
+        refused: list[ValidationProblem] = []
         for name, to_python, none_when_absent in self.plan:
             value = content.get(name)
             if value is not None:
-                values[name] = to_python(value)
+                try:
+                    values[name] = to_python(value)
+                except ValueError as exc:  # the declared type refused it (a URL of another scheme)
+                    refused.append(ValidationProblem(name, str(exc)))
             elif none_when_absent:
                 values[name] = None
+        if refused:
+            raise FormValidationError(refused)
         try:
             return self.make(values)
         except ValueError as exc:  # the class's own check (a __post_init__) refused the answer

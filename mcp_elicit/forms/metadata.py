@@ -10,9 +10,12 @@ Rules:
 - Several ``Field(...)`` merge; a later one's set values win.
 - Besides ``Field``, only what maps onto the form subset is understood: annotated-types
   objects with ``ge``/``gt``/``le``/``lt``/``min_length``/``max_length`` (pydantic
-  turns ``pydantic.Field(ge=1)`` into these), a pydantic ``FieldInfo`` inside
-  ``Annotated``, and pydantic's ``Strict`` (ignored: answers are checked strictly
-  anyway). Anything else is refused with :class:`FormSchemaError`, rather than ignored;
+  turns ``pydantic.Field(ge=1)`` into these), groups of them (``Interval``, pydantic's
+  ``StringConstraints``, read item by item), a pydantic ``FieldInfo`` inside
+  ``Annotated``, pydantic's ``UrlConstraints`` (kept for a URL type, see
+  :mod:`pydantic_types`; refused on any other) and pydantic's ``Strict`` (ignored:
+  answers are checked strictly anyway). Anything else is refused with
+  :class:`FormSchemaError` saying what to do instead where there is a way, rather than ignored;
   so is a pydantic field's ``json_schema_extra`` (where pydantic users put a ``format``),
   which no form reads: dropped, its format would be neither shown nor checked. Its keys
   that only document a field (``examples``, ``example``, ``$comment``, ``deprecated``)
@@ -23,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -130,6 +134,8 @@ class Constraints:
     upper_exclusive: bool = False
     min_len: int | None = None
     max_len: int | None = None
+    #: pydantic ``UrlConstraints`` said of the field, for a URL type.
+    url: list[Any] = dataclasses.field(default_factory=list)
 
     def fail(self, message: str) -> FormSchemaError:
         return FormSchemaError(message, field=self.name)
@@ -150,6 +156,11 @@ class Constraints:
             self.field = Field(**merged, titles=None if titles is None else dict(titles))
         elif item is None or type(item).__name__ == "Strict":
             return
+        elif getattr(type(item), "__is_annotated_types_grouped_metadata__", False):
+            for inner in item:  # type: ignore[attr-defined]  # Interval, StringConstraints: their parts
+                self.take(inner)
+        elif type(item).__name__ == "UrlConstraints" and type(item).__module__.startswith("pydantic"):
+            self.url.append(item)
         elif type(item).__module__ == "annotated_types":
             self._take_constraint(item)
         elif (info := _pydantic_field_info(item)) is not None:
@@ -158,6 +169,8 @@ class Constraints:
             self.take(Field(title=info.title, description=info.description))
             for inner in info.metadata:
                 self.take(inner)
+        elif type(item).__module__.startswith("pydantic") and hasattr(item, "__dict__") and not _said(item):
+            return  # pydantic's metadata with nothing set (condecimal()'s max_digits=None)
         else:
             raise self.fail(_not_expressible(item))
 
@@ -177,11 +190,20 @@ class Constraints:
             if (value := getattr(item, attr, None)) is not None:
                 known = True
                 setattr(self, target, value)
+        if not known and type(item).__name__ == "MultipleOf":
+            raise self.fail(
+                f"the constraint {item!r} cannot be expressed in a form: multipleOf is not part of "
+                "the form subset; check it in the tool instead"
+            )
         if not known:
             raise self.fail(f"the constraint {item!r} cannot be expressed in a form")
 
-    def only(self, kind: str, *allowed: str, bounds: bool = False, lengths: bool = False) -> None:
+    def only(
+        self, kind: str, *allowed: str, bounds: bool = False, lengths: bool = False, url: bool = False
+    ) -> None:
         """Refuse what does not apply to ``kind``: Field attributes not in ``allowed``, stray constraints."""
+        if not url and self.url:
+            raise self.fail(f"UrlConstraints apply only to a URL type (AnyUrl, HttpUrl...), not to {kind}")
         for attr in self.field.said():
             if attr not in allowed and attr not in ("title", "description", "not_secret"):
                 raise self.fail(f"Field({attr}=...) does not apply to {kind}")
@@ -212,16 +234,34 @@ class Constraints:
         return (self.min_len if lo is None else lo), (self.max_len if hi is None else hi)
 
 
+def _said(item: object) -> dict[str, Any]:
+    """What a pydantic metadata object sets: its attributes that are not None."""
+    return {key: value for key, value in getattr(item, "__dict__", {}).items() if value is not None}
+
+
 def _not_expressible(item: object) -> str:
     """Why ``item`` is refused: a pydantic constraint by the arguments it was given
     (``pydantic.Field(pattern=...)``), anything else by its ``repr``."""
-    said = vars(item) if type(item).__module__.startswith("pydantic") and hasattr(item, "__dict__") else {}
+    said = _said(item) if type(item).__module__.startswith("pydantic") else {}
     if not said:
         return (
             f"the constraint {item!r} cannot be expressed in a form; "
             "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
         )
     named = ", ".join(f"{key}={value!r}" for key, value in said.items())
-    hints = [KEYWORD_HINTS[key] for key in said if key in KEYWORD_HINTS]
-    why = "; ".join(hints) or "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
+    hints = [KEYWORD_HINTS.get(key) or _ARGUMENT_HINTS.get(key) for key in said]
+    why = (
+        "; ".join(dict.fromkeys(hint for hint in hints if hint))
+        or "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
+    )
     return f"{named} cannot be expressed in a form: {why}"
+
+
+#: For a pydantic argument with no keyword of the wire behind it: what to do instead.
+_ARGUMENT_HINTS = {
+    "max_digits": "the form subset cannot limit digits; check them in the tool",
+    "decimal_places": "the form subset cannot limit digits; check them in the tool",
+    "strip_whitespace": "a form gives the text as typed; strip or change it in the tool",
+    "to_lower": "a form gives the text as typed; strip or change it in the tool",
+    "to_upper": "a form gives the text as typed; strip or change it in the tool",
+}
