@@ -24,7 +24,7 @@ at the end says how many more came; fewer, but some left out of ``--json``, that
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
-is a usage error before the call). A call that declared no elicitation for want of a terminal
+is a usage error before the call, as is leaving out an argument its object schema requires). A call that declared no elicitation for want of a terminal
 says so on stderr, with what to give instead (not with ``--json``). ``--json``'s object opens with ``ok`` and ``exit_code``, as
 ``check``'s report and every failure's do; warnings are on stderr with it too.
 
@@ -52,6 +52,7 @@ from mcp_elicit.cli.options import (
     Once,
     add_connection_options,
     client_options,
+    missing_names,
     parse_args_target,
     parse_pairs,
     unknown_names,
@@ -388,6 +389,7 @@ async def run_request(
                 arguments = parse_pairs(pairs or [], base=base, schema=schema)
                 if unknown := unknown_names(arguments, schema, name):  # said now, before any round
                     output.write(f"mcp-elicit: warning: {clean(unknown)}", sys.stderr)
+                missing_names(arguments, schema, name)  # a call the schema refuses is not sent
                 result = await client.call_tool(name, arguments)
                 mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":

@@ -16,7 +16,12 @@ refuses the call either way, and the unknown name is likely its misspelling); ot
 JSON Schema allows it (``additionalProperties`` true or absent), so it is sent, with a
 warning. A name in ``required`` is one the tool takes, listed in ``properties`` or not. A
 schema that lists no name and allows others (``{"type": "object"}``, a map) questions none,
-nor does one that composes its properties (``allOf``, ``$ref``...).
+nor does one that composes its properties (``allOf``, ``$ref``...). An argument an object
+schema (``"type": "object"``) names in its top-level ``required`` and the call leaves out
+is refused before the call too, naming each with its JSON types and the start of its
+description (the schema refuses such a call whatever else it says); one whose property
+has a ``default`` is not (a server may fill it), nor is anything in a schema of another
+``type``, or none.
 JSON is strict: ``NaN``,
 ``Infinity``, numbers beyond a double (``1e400``) and integers beyond 64 bits are usage
 errors, not sent. ``--timeout`` is a finite number of
@@ -192,6 +197,50 @@ def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
         raise UsageError(f"{what}{hint}{takes}; {needed}")
     listing = takes if known else "; the schema lists none"
     return f"{what} in its input schema{hint}{listing}; sent anyway, as the schema allows other names"
+
+
+#: The most characters of a property's description a missing argument's hint shows.
+_HINT_MAX = 60
+
+
+def missing_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None, tool: str) -> None:
+    """A ``UsageError`` naming the arguments the tool's input ``schema`` requires and the
+    call leaves out, with what the schema says each is; nothing when the case is not clear
+    (the module's rules)."""
+    if schema is None or schema.get("type") != "object" or not isinstance(schema.get("required"), list):
+        return
+    props = schema.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    missing = [
+        name
+        for name in dict.fromkeys(n for n in schema["required"] if isinstance(n, str))
+        if name not in arguments and not (isinstance(props.get(name), Mapping) and "default" in props[name])
+    ]
+    if not missing:
+        return
+    shown = [f"{output.said(name)}{_hint(props.get(name))}" for name in missing[: output.NAMES_LISTED]]
+    more = len(missing) - output.NAMES_LISTED
+    listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    one = len(missing) == 1
+    give = " ".join(f"{output.said(name)}=VALUE" for name in missing[:3]) + (
+        " ..." if len(missing) > 3 else ""
+    )
+    raise UsageError(
+        f"{tool} needs the argument{'' if one else 's'} {listed}, which its input schema requires; "
+        f"give {'it' if one else 'them'} as {give}"
+    )
+
+
+def _hint(prop: Any) -> str:
+    """What the input schema says of a property, for a person to give it: " (integer: the
+    booking to cancel)", its JSON types and the start of its description; "" for nothing."""
+    kinds = _kinds(prop)
+    said = " or ".join(kind for _, kind in _JSON_KINDS if kind in kinds) if kinds else ""
+    about = prop.get("description") if isinstance(prop, Mapping) else None
+    if isinstance(about, str) and about.strip():
+        about = output.fit(about, _HINT_MAX)
+        said = f"{said}: {about}" if said else about
+    return f" ({said})" if said else ""
 
 
 def _matches(name: str, patterns: Mapping[str, Any]) -> bool:
