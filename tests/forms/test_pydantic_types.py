@@ -277,6 +277,15 @@ class Level(enum.IntEnum):
             "digits; check them in the tool",
         ),
         (
+            Annotated[str, pydantic.StringConstraints(strip_whitespace=True)],
+            "strip_whitespace=True cannot be expressed in a form: a form gives the text as typed; "
+            "strip or change it in the tool",
+        ),
+        (
+            Annotated[float, pydantic.Field(gt=0)],
+            "exclusive bounds (gt/lt) cannot be expressed in a form; use ge/le",
+        ),
+        (
             Annotated[str, pydantic.StringConstraints(min_length=1, pattern="^a")],
             "pattern='^a' cannot be expressed in a form: pattern is not part of the form subset",
         ),
