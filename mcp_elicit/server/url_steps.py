@@ -18,7 +18,9 @@ Rules:
 * A step not done within ``ask_timeout`` seconds of being asked is asked again (the
   person may have closed the page), under a key of its own, at most ``STEP_ASKS`` times
   in all; then its answer is ``cancel`` (logged), as a page of the server's own that
-  expired unfinished. Declined or cancelled, the answer is as given, at once.
+  expired unfinished. Asked again, it is still released by any completion since it was
+  first asked (one that came just after the last look is not lost). Declined or
+  cancelled, the answer is as given, at once.
 * A completion is recorded in the store (``UrlMode.step_completed``), so a retry held on
   any instance sharing it sees it, and keyed by principal and id (hashed): one
   principal's completion never releases another's step. Each completion is a new marker;
@@ -107,14 +109,16 @@ async def require_step(ctx: Context, asker: Asker, ask: Ask, mode: UrlMode | Non
         return await asker.require_url(ask)
     who = ctx._principal  # not ``principal``: reading it here does not make the result the caller's
     principal = who.subject if who is not None else None
+    seen: str | None = None  # the marker when the step was first asked
     for nth in range(1, STEP_ASKS + 1):
         step = ask if nth == 1 else Ask(f"{ask.key}#{nth}", ask.method, ask.params)
         slot = ctx.slot(f"mcp-elicit/step/{step.key}")
+        if not isinstance(slot.get("seen"), str):  # asked now: a completion since it was first asked counts
+            slot["seen"] = seen if seen is not None else await mode.steps.marker(step_id, principal)
+            slot["since"] = mode.clock()
+        seen = str(slot["seen"])
         if slot.get("held") == "over":  # asked in an earlier round, not done in time
             continue
-        if not isinstance(slot.get("seen"), str):  # asked now: only a later completion counts
-            slot["seen"] = await mode.steps.marker(step_id, principal)
-            slot["since"] = mode.clock()
         answer = await asker.require_url(step)
         if not isinstance(answer, dict) or answer.get("action") != "accept" or slot.get("held") == "done":
             return answer
