@@ -421,9 +421,9 @@ class Context(ContextGuard, ContextMemory):
 
     async def pause(self) -> None:
         """Let the client come back shortly (2026-07-28: a state-only ``input_required``
-        round; the handler runs again from its start when it does); on 2025-11-25 and in a
-        task the request waits in place as long as a 2026-07-28 client would (0, 0.1, 0.25,
-        0.5, then 1 s each), so ``while not done(): await ctx.pause()`` serves both."""
+        round, the handler then run from its start; a client allows few in a row, ours 5);
+        on 2025-11-25 and in a task wait in place as our client does (0, 0.1, 0.25, 0.5, then
+        1 s each, unbounded): ``while not done(): pause()`` serves both for work of seconds."""
         self._live("pause")
         await self._asker.pause()
 
