@@ -4,13 +4,14 @@ another principal's completion does not end the wait."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
 from mcp_elicit import Context, KeyRing, Principal, Server
 from mcp_elicit.stores import MemoryStore
 
 from support.memory import MemoryClient
-from support.tasks import TASKS, settle
+from support.tasks import TASKS, settle, status
 from support.waiting import eventually
 from support.wire import WireChecker
 
@@ -37,6 +38,8 @@ async def test_in_a_task_the_accepted_step_waits_in_place_until_its_page_is_done
     await settle(client, task_id, "working")
     app.complete_elicitation("pay-1", "bob")  # another principal's step of the same id
     await eventually(lambda: app.url_mode.steps.marker("pay-1", "bob"), "bob's completion recorded")
+    await anyio.sleep(app.url_mode.steps.recheck + 0.5)  # past the wait's next look at the store
+    assert (await status(client, task_id))["status"] == "working", "bob's completion released ann"
     paid.add("ann")
     app.complete_elicitation("pay-1", Principal("ann"))
     done = await settle(client, task_id, "completed")
