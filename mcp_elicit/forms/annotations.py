@@ -13,9 +13,11 @@ Rules:
   unions of two types, Literals of non-strings, ``uuid.UUID``, ``datetime.time``...)
   raises :class:`FormSchemaError` naming the field and the rule, and what to use
   instead where the type is a common one, when the form is defined.
-- A ``Decimal`` is a number field: its bounds go out as JSON numbers, and an answer
-  comes back as the Decimal of the number as written (``19.99``, not the binary
-  float's expansion).
+- A ``Decimal`` is a number field: its bounds and default go out as JSON numbers (an
+  int when whole and within a double's exact integers, else a float), and one that no
+  double holds as written (``Decimal("0.1000000000000000000001")``, ``1e400``) is
+  refused rather than rounded; an answer comes back as the Decimal of the number as
+  written (``19.99``, not the binary float's expansion).
 - ``bool`` is checked before ``int`` (it is a subclass), ``datetime`` before ``date``.
   ``NewType``\\s are read as their base type.
 - An Enum gives a titled choice; each title comes from the member name
@@ -34,6 +36,7 @@ import datetime as dt
 import decimal
 import enum
 import ipaddress
+import math
 import types
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -192,18 +195,35 @@ _TEMPORAL: dict[Any, tuple[StringFormat, Converter]] = {
 }
 
 
+#: The largest whole number a double (a JSON number, as most readers hold one) carries exactly.
+_EXACT_WHOLE = 2**53 - 1
+
+
 def _json_number(value: Any) -> Any:
-    """A bound or default as a JSON number: a Decimal as an int when whole, else a float."""
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
-    return value
+    """A bound or default as a JSON number: a Decimal as an int when whole (and a double
+    holds it exactly), else as a float; ``ValueError`` when no double is the Decimal as
+    written (sent as the nearest one, a bound would take answers it does not, and a
+    default kept would build a Decimal the class never declared)."""
+    if not isinstance(value, decimal.Decimal):
+        return value
+    if not value.is_finite():
+        raise ValueError("not a finite number")
+    if value == value.to_integral_value() and abs(value) <= _EXACT_WHOLE:
+        return int(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value} is beyond what a JSON number carries")
+    if decimal.Decimal(str(number)) != value:
+        raise ValueError(
+            f"{value} has more digits than a JSON number carries (a double keeps 15 significant "
+            f"digits); the nearest one is {number!r}"
+        )
+    return number
 
 
 def _decimal_to_wire(value: Any) -> Any:
     if isinstance(value, bool) or not isinstance(value, decimal.Decimal | int | float):
         raise ValueError("not a Decimal")
-    if isinstance(value, decimal.Decimal) and not value.is_finite():
-        raise ValueError("not a finite number")
     return _json_number(value)
 
 
@@ -228,7 +248,10 @@ def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
     if tp is decimal.Decimal:
         meta.only("a Decimal", "minimum", "maximum", bounds=True)
         lower, upper = meta.numeric_bounds(whole=False)
-        return Number(minimum=_json_number(lower), maximum=_json_number(upper)), _DECIMAL
+        try:
+            return Number(minimum=_json_number(lower), maximum=_json_number(upper)), _DECIMAL
+        except ValueError as exc:
+            raise meta.fail(f"a bound of a Decimal must be a JSON number: {exc}") from None
     if tp is str or tp in _TEMPORAL:
         meta.only("text", "min_length", "max_length", "format", lengths=True)
         given = meta.field.format

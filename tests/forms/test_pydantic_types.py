@@ -246,6 +246,43 @@ def test_decimal_is_a_number_given_back_as_written(wire: WireChecker, wire_2025:
     assert FormSchema.from_type(PriceData).build({"amount": 7}).amount == Decimal(7)
 
 
+def test_a_large_whole_decimal_bound_or_default_goes_out_as_a_float(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    # past a double's exact integers an int is refused on the wire; 1e20 is a double exactly
+    @dataclasses.dataclass
+    class Budget:
+        total: Annotated[Decimal, pydantic.Field(le=Decimal("1e20"))] = Decimal("100000000000000000000")
+
+    form = FormSchema.from_type(Budget)
+    _valid_everywhere(form, wire, wire_2025)
+    assert form.to_json()["properties"]["total"] == {"type": "number", "maximum": 1e20, "default": 1e20}
+    assert form.build({"total": 1e20}).total == Decimal("1e20")
+
+
+@pytest.mark.parametrize(
+    ("written", "says"),
+    [
+        ("0.1000000000000000000001", "0.1000000000000000000001 has more digits than a JSON number carries"),
+        ("9007199254740993", "9007199254740993 has more digits than a JSON number carries"),
+        ("1e400", "1E+400 is beyond what a JSON number carries"),
+    ],
+)
+def test_a_decimal_no_json_number_carries_as_written_is_refused(written: str, says: str) -> None:
+    # sent as the nearest double, the bound would take answers the author's does not, and a
+    # default the person kept would build a Decimal the class never declared
+    bounded = Annotated[Decimal, pydantic.Field(ge=Decimal(written))]
+    defaulted = dataclasses.make_dataclass(
+        "Defaulted", [("amount", Decimal, dataclasses.field(default=Decimal(written)))]
+    )
+    for refused in (lambda: spec_for("amount", bounded), lambda: FormSchema.from_type(defaulted)):
+        with pytest.raises(FormSchemaError) as caught:
+            refused()
+        assert caught.value.field == "amount"
+        assert says in str(caught.value), str(caught.value)
+        assert "write a larger one as a float" not in str(caught.value)
+
+
 def test_pydantic_string_constraints_give_lengths() -> None:
     spec, _, _ = spec_for("code", Annotated[str, pydantic.StringConstraints(min_length=2, max_length=4)])
     assert spec == String(name="code", min_length=2, max_length=4)
