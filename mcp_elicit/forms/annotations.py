@@ -1,7 +1,8 @@
 """From one Python annotation to one field spec, plus the converters between them.
 
 ``str``, ``int``, ``float``, ``decimal.Decimal``, ``bool``, ``datetime.date``,
-``datetime.datetime``, pydantic's URL types and ``EmailStr`` (see :mod:`pydantic_types`),
+``datetime.datetime``, pydantic's URL types, ``EmailStr``, ``AwareDatetime`` and its past
+and future dates and datetimes (see :mod:`pydantic_types`),
 ``Literal["a", "b"]`` (of strings or str Enum members), a str-valued ``enum.Enum``, and
 ``list``/``set``/``frozenset`` of a Literal or such an Enum map to form fields;
 ``X | None`` makes a field optional; ``Annotated[X, Field(...)]`` adds titles and bounds
@@ -60,7 +61,7 @@ from mcp_elicit.forms.fields import (
 )
 from mcp_elicit.forms.formats import parse_date, parse_date_time
 from mcp_elicit.forms.metadata import Constraints, Field
-from mcp_elicit.forms.pydantic_types import pydantic_instead, pydantic_text
+from mcp_elicit.forms.pydantic_types import pydantic_instead, pydantic_temporal, pydantic_text
 
 __all__ = ["Converter", "spec_for"]
 
@@ -252,19 +253,42 @@ def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
             return Number(minimum=_json_number(lower), maximum=_json_number(upper)), _DECIMAL
         except ValueError as exc:
             raise meta.fail(f"a bound of a Decimal must be a JSON number: {exc}") from None
+    if (temporal := pydantic_temporal(tp)) is not None:  # AwareDatetime, PastDate...
+        base, check = temporal
+        spec, converter = _text(base, meta)
+        return spec, converter if check is None else _then(converter, check)
     if tp is str or tp in _TEMPORAL:
-        meta.only("text", "min_length", "max_length", "format", lengths=True)
-        given = meta.field.format
-        fmt, converter = _TEMPORAL.get(tp) or (given, _typed(str))
-        if given is not None and given != fmt:
-            raise meta.fail(f"format {given!r} does not fit {_a(tp.__name__)} (it is always {fmt!r})")
-        if fmt is not None and fmt not in STRING_FORMATS:
-            raise meta.fail(
-                f"format {fmt!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
-            )
-        min_len, max_len = meta.lengths("min_length", "max_length")
-        return String(format=fmt, min_length=min_len, max_length=max_len), converter
+        return _text(tp, meta)
     return None
+
+
+def _then(converter: Converter, check: Converter) -> Converter:
+    """``converter``, with ``check`` run on the Python value both ways (each may raise
+    ``ValueError``): a wire value is converted, then checked; a default is checked as
+    the declared type, then converted."""
+
+    def to_python(value: Any) -> Any:
+        return check.to_python(converter.to_python(value))
+
+    def to_wire(value: Any) -> Any:
+        wire = converter.to_wire(value)
+        check.to_wire(value)
+        return wire
+
+    return Converter(to_python, to_wire)
+
+
+def _text(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter]:
+    """A ``str``, ``date`` or ``datetime`` field: text, of the format its type gives."""
+    meta.only("text", "min_length", "max_length", "format", lengths=True)
+    given = meta.field.format
+    fmt, converter = _TEMPORAL.get(tp) or (given, _typed(str))
+    if given is not None and given != fmt:
+        raise meta.fail(f"format {given!r} does not fit {_a(tp.__name__)} (it is always {fmt!r})")
+    if fmt is not None and fmt not in STRING_FORMATS:
+        raise meta.fail(f"format {fmt!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}")
+    min_len, max_len = meta.lengths("min_length", "max_length")
+    return String(format=fmt, min_length=min_len, max_length=max_len), converter
 
 
 def _multi(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:

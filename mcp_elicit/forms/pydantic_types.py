@@ -1,8 +1,12 @@
-"""pydantic's own text types in a form: its URL types and ``EmailStr``, and those a form cannot ask.
+"""pydantic's own text types in a form: its URL types, ``EmailStr``, its date and datetime
+types, and those a form cannot ask.
 
 ``AnyUrl``, ``AnyHttpUrl``, ``HttpUrl`` (and every other single-host URL type of
 pydantic's: ``FileUrl``, ``WebsocketUrl``...) are asked as text of format ``uri``, and
 ``EmailStr`` as text of format ``email``: the formats the form subset has for them.
+``AwareDatetime``, ``PastDatetime`` and ``FutureDatetime`` are asked as a ``datetime``
+(format ``date-time``, which always carries an offset, so an answer is always aware), and
+``PastDate`` and ``FutureDate`` as a ``date`` (:func:`pydantic_temporal`).
 
 Rules:
 
@@ -23,6 +27,10 @@ Rules:
   refused, naming the package and the way to ask for an address without it
   (``Annotated[str, Field(format='email')]``, checked by the form alone). No new
   dependency: a server that uses ``EmailStr`` has it already.
+- Whether a date or datetime is in the past or the future is checked when the answer is
+  built, by pydantic (a ``TypeAdapter`` of the type), as for a URL's schemes: one on the
+  wrong side of now is that field's problem ("must be a date in the past"); a default on
+  the wrong side is refused when the form is defined.
 - pydantic types a form cannot ask (secrets, ``NameEmail``, DSNs of several hosts, IP
   addresses, ``Json``, byte sizes...) get a refusal saying what to use instead
   (:func:`pydantic_instead`).
@@ -32,6 +40,7 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import sys
 from functools import lru_cache
@@ -41,7 +50,7 @@ from mcp_elicit.forms.converter import Converter
 from mcp_elicit.forms.fields import String, StringFormat
 from mcp_elicit.forms.metadata import Constraints
 
-__all__ = ["pydantic_instead", "pydantic_text"]
+__all__ = ["pydantic_instead", "pydantic_temporal", "pydantic_text"]
 
 _EMAIL_INSTEAD = "Annotated[str, Field(format='email')]"
 
@@ -134,6 +143,47 @@ def pydantic_text(tp: Any, meta: Constraints) -> tuple[String, Converter] | None
     return None
 
 
+#: pydantic's date and datetime types by name: the standard type each is asked as, and
+#: whether pydantic checks an answer beyond what that type does (past, future).
+_TEMPORAL: dict[str, tuple[type, bool]] = {
+    "AwareDatetime": (dt.datetime, False),
+    "PastDatetime": (dt.datetime, True),
+    "FutureDatetime": (dt.datetime, True),
+    "PastDate": (dt.date, True),
+    "FutureDate": (dt.date, True),
+}
+_WHEN_PROBLEMS = {
+    "date_past": "must be a date in the past",
+    "date_future": "must be a date in the future",
+    "datetime_past": "must be in the past",
+    "datetime_future": "must be in the future",
+}
+
+
+def pydantic_temporal(tp: Any) -> tuple[type, Converter | None] | None:
+    """For one of pydantic's date and datetime types: the standard type it is asked as,
+    and the check pydantic adds to it (a :class:`Converter` of the value to itself,
+    raising ``ValueError`` for one on the wrong side of now), None when it adds none;
+    None for any other type."""
+    pydantic = _pydantic()
+    name = getattr(tp, "__name__", None)
+    if pydantic is None or name not in _TEMPORAL or getattr(pydantic, name, None) is not tp:
+        return None
+    base, checked = _TEMPORAL[name]
+    if not checked:
+        return base, None
+    adapter = _adapter(tp)
+
+    def check(value: Any) -> Any:
+        try:
+            return adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            raise ValueError(_WHEN_PROBLEMS.get(first["type"]) or str(first["msg"])) from None
+
+    return base, Converter(check, check)
+
+
 _INSTEAD: dict[str, str] = {
     "SecretStr": "secrets do not belong in a form (a client shows and keeps what is typed there): "
     "ask for them on a page of your own with ctx.elicit_url(...)",
@@ -144,6 +194,8 @@ _INSTEAD: dict[str, str] = {
     "IPvAnyInterface": "an interface has no format in a form; ask for str and read it with ipaddress in the tool",
     "IPvAnyNetwork": "a network has no format in a form; ask for str and read it with ipaddress in the tool",
     "ByteSize": "ask for an int (of bytes, or of the unit the title names)",
+    "NaiveDatetime": "a form's date-time always carries a UTC offset: ask for a datetime (or "
+    "AwareDatetime) and drop the zone in the tool (.replace(tzinfo=None), after converting it)",
     "Json": "a form holds flat fields: ask for each value in a field of its own",
 }
 
