@@ -19,7 +19,9 @@ schema that lists no name and allows others (``{"type": "object"}``, a map) ques
 nor does one that composes its properties (``allOf``, ``$ref``...). An argument an object
 schema (``"type": "object"``) names in its top-level ``required`` and the call leaves out
 is refused before the call too, naming each with its JSON types and the start of its
-description (the schema refuses such a call whatever else it says); one whose property
+description, and how to give it (``NAME=VALUE``; in ``--args`` for a name no pair
+carries: empty, holding "=", ending in ":") (the schema refuses such a call whatever
+else it says); one whose property
 has a ``default`` is not (a server may fill it), nor is anything in a schema of another
 ``type``, or none.
 JSON is strict: ``NaN``,
@@ -48,6 +50,7 @@ __all__ = [
     "Once",
     "add_connection_options",
     "client_options",
+    "missing_names",
     "parse_args_target",
     "parse_pairs",
     "unknown_names",
@@ -222,13 +225,24 @@ def missing_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
     more = len(missing) - output.NAMES_LISTED
     listed = ", ".join(shown) + (f" and {more} more" if more > 0 else "")
     one = len(missing) == 1
-    give = " ".join(f"{output.said(name)}=VALUE" for name in missing[:3]) + (
-        " ..." if len(missing) > 3 else ""
-    )
+    shown_names = missing[:3]
+    # "a=b=VALUE" would give a, "x:=VALUE" x as JSON, "=VALUE" nothing: --args carries any name
+    in_args = [name for name in shown_names if not _pair_carries(name)]
+    ways = [f"{output.said(name)}=VALUE" for name in shown_names if _pair_carries(name)]
+    if in_args:
+        members = ", ".join(f"{output.said(json.dumps(name))}: VALUE" for name in in_args)
+        ways.append(f"--args '{{{members}}}'")
+    give = " ".join(ways) + (" ..." if len(missing) > 3 else "")
     raise UsageError(
         f"{tool} needs the argument{'' if one else 's'} {listed}, which its input schema requires; "
         f"give {'it' if one else 'them'} as {give}"
     )
+
+
+def _pair_carries(name: str) -> bool:
+    """Whether ``NAME=VALUE`` gives the argument ``name`` (a pair splits at its first "=",
+    and a name ending in ":" reads as ``NAME:=JSON``)."""
+    return bool(name) and "=" not in name and not name.endswith(":")
 
 
 def _hint(prop: Any) -> str:

@@ -103,3 +103,21 @@ def test_arguments_given_in_args_or_as_json_count() -> None:
     missing_names({"a": None, "b": 0}, schema, "tool")
     with pytest.raises(UsageError, match="tool needs the argument b, which"):
         missing_names({"a": 1}, schema, "tool")
+
+
+@pytest.mark.parametrize("name", ["a=b", "x:", ""])
+def test_a_name_no_pair_can_carry_is_shown_given_in_args(name: str) -> None:
+    # "a=b=VALUE" gives a, "x:=VALUE" gives x as JSON, "=VALUE" is refused: --args carries any name
+    schema = {"type": "object", "properties": {name: {"type": "string"}}, "required": [name]}
+    with pytest.raises(UsageError) as caught:
+        missing_names({}, schema, "tool")
+    said = str(caught.value)
+    assert said.endswith(f"give it as --args '{{\"{name}\": VALUE}}'"), said
+    assert f"{name}=VALUE" not in said
+
+
+def test_names_pairs_can_carry_are_shown_as_pairs_beside_one_in_args() -> None:
+    schema = {"type": "object", "required": ["city", "a=b"]}
+    with pytest.raises(UsageError) as caught:
+        missing_names({}, schema, "tool")
+    assert str(caught.value).endswith("give them as city=VALUE --args '{\"a=b\": VALUE}'"), str(caught.value)
