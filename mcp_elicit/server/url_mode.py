@@ -27,9 +27,10 @@ import hashlib
 import logging
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
@@ -344,11 +345,15 @@ class UrlMode:
     def step_completed(self, elicitation_id: str, principal: str | None) -> None:
         """Record, without waiting, that ``principal``'s step ``elicitation_id`` is done, for
         the 2026-07-28 requests held on it on any instance sharing the store
-        (``complete_elicitation``). Only in a configured store, or the default one once
-        this process opened it (a step was asked here): a server that never asked one
-        creates no file. A failure is logged; ``close`` writes what is under way first."""
+        (``complete_elicitation``). Only in a configured store, or the default one once it
+        exists (a step asked by this process or another one here made it): a server that
+        never asked one creates no file. A failure is logged; ``close`` writes what is under
+        way first."""
+        record: Callable[[str, str | None], Coroutine[Any, Any, None]] = self._record
         if self._store_spec is None and self._store is None:
-            return
+            if not _default_store_made():
+                return
+            record = self._record_in_default
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -358,13 +363,26 @@ class UrlMode:
                 elicitation_id[:64],
             )
             return
-        task = loop.create_task(self._record(elicitation_id, principal))
+        task = loop.create_task(record(elicitation_id, principal))
         self._recording.add(task)
         task.add_done_callback(self._recording.discard)
 
-    async def _record(self, elicitation_id: str, principal: str | None) -> None:
+    async def _record_in_default(self, elicitation_id: str, principal: str | None) -> None:
+        """Record in the default file, opened for this write alone: the process holding
+        the step has it open; this one (a webhook's) may never need it again."""
+        from mcp_elicit.stores import default_store_url, open_store
+
+        store = open_store(default_store_url())
         try:
-            await self.steps.complete(elicitation_id, principal)
+            await self._record(elicitation_id, principal, StepCompletions(store, ttl=self.ask_timeout))
+        finally:
+            await store.close()
+
+    async def _record(
+        self, elicitation_id: str, principal: str | None, steps: StepCompletions | None = None
+    ) -> None:
+        try:
+            await (steps or self.steps).complete(elicitation_id, principal)
         except Exception as exc:  # any backend's failure, StoreUnavailable included
             log.warning(
                 "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
@@ -454,3 +472,11 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
 def _state_marker(token: str) -> str:
     """The store key of a single-use ``requestState``: a hash, never the state itself."""
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
+
+
+def _default_store_made() -> bool:
+    """Whether the default store's file exists: a process on this machine opened it (one
+    that holds a step did), so a completion made here must reach it."""
+    from mcp_elicit.stores.url import STATE_FILE, default_data_dir
+
+    return Path(default_data_dir(), STATE_FILE).exists()

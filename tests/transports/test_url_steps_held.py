@@ -172,6 +172,44 @@ async def test_a_completion_through_another_instance_releases_it(
         await app.url_mode.close()
 
 
+class LookedAt(set[tuple[str, str]]):
+    """The shop's record of payments, counting how often the handler looked at it."""
+
+    looks = 0
+
+    def __contains__(self, item: object) -> bool:
+        self.looks += 1
+        return super().__contains__(item)
+
+
+async def test_a_completion_through_an_instance_that_never_opened_the_default_store_releases_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire: WireChecker
+) -> None:
+    """No store configured: the instance holding the step made the default file; the
+    webhook's instance, which asked nothing yet, records the completion there too."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    paid = Shop()
+    paid.paid = record = LookedAt()
+    asking, hook = shop(None, paid, flow_wait=30.0), shop(None, paid)
+    async with served(asking, paid) as running, httpx.AsyncClient(timeout=60) as http:
+        mcp = pay(http, running.url, wire)
+        first = (await mcp.call(arguments={"order": "8"}))["result"]
+        ((key, _),) = first["inputRequests"].items()
+        accepted = {key: {"action": "accept"}}
+        held = asyncio.ensure_future(
+            mcp.call(arguments={"order": "8"}, inputResponses=accepted, requestState=first["requestState"])
+        )
+        await eventually(lambda: record.looks >= 2, "the retry's handler found the order unpaid")
+        paid.paid.add(("alice", "8"))
+        hook.complete_elicitation("pay-8", "alice")
+        final = (await asyncio.wait_for(held, 20))["result"]
+        assert final["content"][0]["text"] == "order 8: paid"
+    assert hook.url_mode._store is None, "the webhook's instance opened the file for that write alone"
+    for app in (asking, hook):
+        await app.url_mode.close()
+
+
 class Person:
     """Consents to each page and pays on it a moment later, as a person would."""
 
