@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcp_elicit.core.subscriptions import MAX_ITEMS
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
+from mcp_elicit.server.listing_extras import tool_annotations, tool_icons
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, find_resource, is_template
 from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import ToolDef
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = ["Catalog"]
 
@@ -121,9 +125,9 @@ class Catalog:
         input_schema: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
         structured: bool | None = None,
-        annotations: Mapping[str, Any] | None = None,
+        annotations: Mapping[str, Any] | mcp_types.ToolAnnotations | None = None,
         meta: Mapping[str, Any] | None = None,
-        icons: list[Mapping[str, Any]] | None = None,
+        icons: list[Mapping[str, Any] | mcp_types.Icon] | None = None,
         single_use_state: bool = False,
         task: Literal["optional", "required"] | None = None,
         scopes: Sequence[str] = (),
@@ -141,7 +145,8 @@ class Catalog:
         enforced through the store (shared by every instance): for one-time actions.
         ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
         extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
-        extension (-32021) at 2026-07-28."""
+        extension (-32021) at 2026-07-28. ``annotations`` and ``icons``: mappings in the
+        spec's words or ``mcp_types`` models (``listing_extras``)."""
         _text_option("tool", "name", name, "")
         _options(
             "tool",
@@ -150,11 +155,13 @@ class Catalog:
             input_schema=("mapping", input_schema),
             output_schema=("mapping", output_schema),
             structured=("maybe", structured),
-            annotations=("mapping", annotations),
             meta=("mapping", meta),
-            icons=("list", icons),
             single_use_state=("flag", single_use_state),
         )
+        try:
+            listed_annotations, listed_icons = tool_annotations(annotations), tool_icons(icons)
+        except TypeError as exc:
+            raise TypeError(f"app.tool(): {exc}") from None
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
         needed = scope_names("app.tool(): scopes", scopes)
@@ -168,9 +175,9 @@ class Catalog:
                 input_schema=input_schema,
                 output_schema=output_schema,
                 structured=structured,
-                annotations=annotations,
+                annotations=listed_annotations,
                 meta=meta,
-                icons=icons,
+                icons=listed_icons,
             )
             tool.single_use_state = single_use_state
             tool.task = task
