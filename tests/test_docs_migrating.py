@@ -1,0 +1,119 @@
+"""docs/migrating.md, run: its Python blocks are one server file, written out in order, served
+with ``mcp-elicit serve`` over stdio and called at both revisions by mcp-elicit's client,
+and every tool, the prompt and the resource do what the page says; the page is linked from
+the README."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.transports.stdio_client import connect_stdio
+
+from support.procs import ROOT, cli
+from support.readme import README, REVISIONS
+
+PAGE = ROOT / "docs" / "migrating.md"
+RUN_TIMEOUT = 30.0
+
+pytestmark = pytest.mark.anyio
+
+
+def python_blocks() -> list[str]:
+    text = PAGE.read_text(encoding="utf-8")
+    return [m[1] for m in re.finditer(r"^```python\n(.*?)^```$", text, re.S | re.M)]
+
+
+class Person:
+    """Answers each form with ``actions`` in turn (accept when they run out), a page with accept."""
+
+    modes = frozenset({"form", "url"})
+
+    def __init__(self) -> None:
+        self.actions: list[str] = []
+        self.asked: list[ElicitationRequest] = []
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request)
+        action = self.actions.pop(0) if self.actions else "accept"
+        if action == "decline":
+            return ElicitAnswer.decline()
+        if action == "cancel":
+            return ElicitAnswer.cancel()
+        if request.mode == "url":
+            return ElicitAnswer.accept()
+        values = {"guests": 4, "day": "2099-04-01", "email": "ada@example.com", "value": 3, "ok": True}
+        if request.fields == ("value",) and "plan" in request.message:
+            values["value"] = "pro"
+        return ElicitAnswer.accept(**{name: values[name] for name in request.fields if name in values})
+
+
+@pytest.fixture
+def migrated(tmp_path: Path) -> Path:
+    blocks = python_blocks()
+    assert blocks[0].startswith("# migrated.py")
+    path = tmp_path / "migrated.py"
+    path.write_text("\n\n".join(blocks), encoding="utf-8")
+    return path
+
+
+def test_the_readme_links_the_page() -> None:
+    assert "(docs/migrating.md)" in README.read_text(encoding="utf-8")
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [block.get("text", "") for block in result["content"]]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revision: str) -> None:
+    person = Person()
+    async with asyncio.timeout(2 * RUN_TIMEOUT):
+        async with connect_stdio(
+            [*cli(), "serve", migrated.name],
+            cwd=str(migrated.parent),
+            answerer=person,
+            versions=(revision,),
+            timeout=RUN_TIMEOUT,
+            log_level="info",
+        ) as client:
+            tools = {tool["name"]: tool for tool in await client.list_tools()}
+            assert list(tools) == ["book_table", "how_many", "pick_plan", "cancel_booking", "link_calendar"]
+            book = tools["book_table"]
+            assert book["title"] == "Book a table"
+            assert book["annotations"] == {"destructiveHint": False, "openWorldHint": True}
+            assert book["icons"] == [{"src": "https://example.com/table.png", "mimeType": "image/png"}]
+            assert set(book["outputSchema"]["properties"]) == {"restaurant", "guests", "day"}
+
+            booked = await client.call_tool("book_table", {"restaurant": "septime"})
+            assert booked["structuredContent"] == {"restaurant": "septime", "guests": 4, "day": "2099-04-01"}
+            asked = person.asked[-1]
+            assert asked.fields == ("guests", "day", "email", "seating")
+            person.actions = ["decline"]
+            declined = await client.call_tool("book_table", {"restaurant": "septime"})
+            assert declined["isError"] and texts(declined) == ["No booking: the user said no"]
+            person.actions = ["cancel"]
+            cancelled = await client.call_tool("book_table", {"restaurant": "septime"})
+            assert texts(cancelled) == ["No booking: ask again when the user is ready"]
+
+            assert texts(await client.call_tool("how_many")) == ["3 of them"]
+            assert texts(await client.call_tool("pick_plan")) == ["plan pro"]
+            assert texts(await client.call_tool("cancel_booking", {"restaurant": "septime"})) == [
+                "septime: cancelled"
+            ]
+            assert person.asked[-1].message == "Cancel septime? The fee is 10 EUR."
+            person.actions = ["decline"]
+            assert texts(await client.call_tool("cancel_booking", {"restaurant": "noma"})) == [
+                "noma: kept (decline)"
+            ]
+            assert texts(await client.call_tool("link_calendar")) == ["opening the sign-in page"]
+
+            prompt = await client.get_prompt("plan_evening", {"city": "Lyon"})
+            assert prompt["messages"][0]["content"]["text"] == "Plan an evening out in Lyon."
+            read = await client.read_resource("bookings://septime")
+            assert read["contents"][0]["text"] == "septime: 1 booked"
