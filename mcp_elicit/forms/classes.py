@@ -284,6 +284,10 @@ def _wire_default(spec: FieldSpec, converter: Converter, attr: _Attr) -> Any:
     return tuple(wire) if isinstance(wire, list) else wire
 
 
+#: The field that asks one value of a type other toolkits take as a form by itself.
+_ONE_VALUE: dict[object, str] = {bool: "Boolean", int: "Integer", float: "Number", str: "String"}
+
+
 def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
     """Named field specs for the fields of ``cls``, and the binding that builds a ``cls``."""
     base = _pydantic_base()
@@ -313,8 +317,11 @@ def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
             "NamedTuple; use a dataclass with the same fields"
         )
     else:
+        one = _ONE_VALUE.get(cls)
+        hint = f": one value is a form of one field, Form(value={one}()), read as answer.data['value']"
         raise FormSchemaError(
             f"a form needs a dataclass, TypedDict or pydantic model class, not {cls.__name__}"
+            + (hint if one else "")
         )
     specs: list[FieldSpec] = []
     plan = []

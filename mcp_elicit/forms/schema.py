@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, is_dataclass, replace
 from dataclasses import fields as dataclass_fields
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, get_args, get_origin
 
 from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
@@ -412,11 +412,25 @@ def _not_a_form(spec: object) -> str:
         what = f"fields given in a {what}: build the form with {fix} (or Form({{...}}) for names that are not identifiers)"
     elif spec is Form:
         what = f"the function Form itself: call it with the fields, {fix}"
+    elif (choices := _choices(spec)) is not None:
+        what = (
+            f"{spec!r}: a choice is a form of one field, Form(value=Choice({choices!r})), "
+            "read as answer.data['value']"
+        )
     elif is_dataclass(spec) or hasattr(kind, "model_fields"):
         what = f"an instance of {kind.__name__}: pass the class itself, ctx.elicit(message, {kind.__name__})"
     else:
         what = repr(spec)
     return f"a form is a FormSchema, a requestedSchema mapping or a class, not {what}"
+
+
+def _choices(spec: object) -> list[str] | None:
+    """The options of a list of strings or a ``Literal`` of strings, which other toolkits
+    take as a one-field choice; None for anything else."""
+    options = get_args(spec) if get_origin(spec) is Literal else spec
+    if isinstance(options, list | tuple) and options and all(isinstance(o, str) for o in options):
+        return list(options)
+    return None
 
 
 def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -> FormSchema:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any
 
 import pytest
@@ -229,6 +230,18 @@ def test_of() -> None:
         ([String(name="name")], r"fields given in a list: .* Form\(name=String\(\), \.\.\.\)"),
         (Small(1), r"an instance of Small: pass the class itself, ctx.elicit\(message, Small\)"),
         (Form, r"the function Form itself: call it with the fields, Form\(name=String\(\), \.\.\.\)"),
+        # the one-value shorthands of other toolkits (a choice, a type): a form of one field
+        (
+            ["red", "green"],
+            r"not \['red', 'green'\]: a choice is a form of one field, "
+            r"Form\(value=Choice\(\['red', 'green'\]\)\), read as answer.data\['value'\]$",
+        ),
+        (
+            typing.Literal["red", "green"],
+            r"a choice is a form of one field, Form\(value=Choice\(\['red', 'green'\]\)\)",
+        ),
+        (int, r"not int: one value is a form of one field, Form\(value=Integer\(\)\), read as answer"),
+        (bool, r"not bool: one value is a form of one field, Form\(value=Boolean\(\)\)"),
     ],
 )
 def test_of_names_the_usual_slip_and_its_fix(given: Any, said: str) -> None:
