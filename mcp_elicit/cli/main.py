@@ -296,10 +296,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _host(text: str) -> str:
-    """An ``--allow-host`` value: a Host name (or ``*``), never empty."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("expected a Host name (or '*'), not an empty one")
-    return text.strip()
+    """An ``--allow-host`` value: a Host name (or ``*``) a request could carry."""
+    from mcp_elicit.transports.host_check import allowed_host
+
+    try:
+        return allowed_host(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:

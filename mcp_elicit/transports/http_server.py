@@ -5,7 +5,8 @@ Rules:
 * Only loopback ``Host``/``Origin`` values are accepted by default (DNS-rebinding
   protection); a bad Host is 421, a bad Origin 403, ``Origin: null`` included (a sandboxed
   frame, a page after a cross-site redirect), except on the hosted pages, whose own form is
-  posted with it (``pages.PAGE_NULL_ORIGIN``). ``allowed_hosts=["*"]`` turns both off. A
+  posted with it (``pages.PAGE_NULL_ORIGIN``). ``allowed_hosts=["*"]`` turns both off; an
+  entry no ``Host`` could match (a URL, a wildcard) is a ``ConfigError`` (``host_check``). A
   header the server acts on sent twice with different values is 400 (``repeated_headers``).
 * A POST carries one JSON-RPC message as ``application/json``, at most ``max_body``
   bytes (413 beyond, checked on Content-Length before reading and while reading). A body
@@ -59,7 +60,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 from typing import Final
 
 from mcp_elicit.errors import (
@@ -71,6 +72,7 @@ from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
+from mcp_elicit.transports.host_check import HostCheck
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
@@ -79,7 +81,6 @@ from mcp_elicit.transports.http_exchange import (
     Send,
     Watchlist,
     error_response,
-    host_only,
     plain,
     repeated_headers,
     route_path,
@@ -87,7 +88,7 @@ from mcp_elicit.transports.http_exchange import (
 from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
 from mcp_elicit.transports.http_sessions import claim_route
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
-from mcp_elicit.transports.pages import PAGE_NULL_ORIGIN, pages_app
+from mcp_elicit.transports.pages import pages_app
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
@@ -147,9 +148,7 @@ class StreamableHTTP(PostRoutes):
             server.url_mode.token_exchange = HttpTokenExchange()
         self.path = path.rstrip("/") or "/"
         self._shadowed = self.path.startswith(_PAGES)  # the pages come first, should the paths meet
-        hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
-        self._any_host = "*" in hosts
-        self._hosts = frozenset(host_only(x) for x in hosts)
+        self._host_check = HostCheck(allowed_hosts if allowed_hosts is not None else LOOPBACK_HOSTS)
         self.max_body = max_body
         self._first_piece: Watchlist | None = None
         self._body_timeout: float | None = None
@@ -245,7 +244,7 @@ class StreamableHTTP(PostRoutes):
             if repeated is not None:
                 await error_response(send, None, repeated)
                 return
-        refusal = self._check_origin(headers)
+        refusal = self._host_check.refusal(headers)
         if refusal is not None:
             await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
             return
@@ -280,7 +279,7 @@ class StreamableHTTP(PostRoutes):
         resource metadata, the fallback app (else 404)."""
         if path.startswith(_PAGES):
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            refusal = self._check_origin(page_headers, page=True)
+            refusal = self._host_check.refusal(page_headers, page=True)
             if refusal is not None:
                 await plain(send, refusal[0], refusal[1].encode())
                 return
@@ -307,26 +306,12 @@ class StreamableHTTP(PostRoutes):
 
     # ---- checks ----------------------------------------------------------------
 
-    def _check_origin(self, headers: Mapping[str, str], *, page: bool = False) -> tuple[int, str] | None:
-        """421 for a Host not allowed, 403 for an Origin not allowed: ``null`` (a sandboxed
-        frame, a page after a cross-site redirect) included, except for a ``page``, whose own
-        form is posted with it (``PAGE_NULL_ORIGIN``)."""
-        if self._any_host:
-            return None
-        host = headers.get("host")
-        if host is None or host_only(host) not in self._hosts:
-            return 421, f"Misdirected request: host {host!r} is not allowed (DNS-rebinding protection)"
-        origin = headers.get("origin")
-        if origin is None or (page and origin == PAGE_NULL_ORIGIN):
-            return None
-        if host_only(origin.split("://", 1)[-1]) not in self._hosts:
-            return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
-        return None
-
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
         assert self.resource_metadata is not None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refusal = self._check_origin({k: v for k, v in headers.items() if k == "host"})  # any Origin may read
+        refusal = self._host_check.refusal(
+            {k: v for k, v in headers.items() if k == "host"}
+        )  # any Origin may read
         if refusal is not None:
             await plain(send, refusal[0], refusal[1].encode())
             return

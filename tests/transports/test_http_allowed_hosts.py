@@ -1,0 +1,64 @@
+"""``StreamableHTTP(allowed_hosts=...)`` as an operator writes it: an entry that could never
+match a ``Host`` (a URL, a path, a wildcard, several names in one, a bare string for the
+list) is refused when the app is made, saying what to give instead, rather than accepted
+to answer every request 421; the names a client may send are still accepted as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.transports.host_check import allowed_host
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ("https://mcp.example.com", "'mcp.example.com'"),
+        ("http://mcp.example.com:8443/mcp", "'mcp.example.com:8443'"),
+        ("mcp.example.com/", "without a path"),
+        ("mcp.example.com/mcp", "without a path"),
+        ("*.example.com", "wildcard"),
+        ("mcp.example.com,api.example.com", "one name per entry"),
+        ("mcp.example.com api.example.com", "one name per entry"),
+        ("mcp.example.com:http", "not a host name"),
+        ("user@mcp.example.com", "not a host name"),
+        ("", "empty"),
+    ],
+)
+def test_an_entry_that_could_never_match_a_host_is_refused(entry: str, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        allowed_host(entry)
+    assert says in str(caught.value), caught.value
+    with pytest.raises(ConfigError, match="allowed_hosts"):
+        StreamableHTTP(Server("hosts"), allowed_hosts=["127.0.0.1", entry])
+
+
+@pytest.mark.parametrize(
+    ("entry", "kept"),
+    [
+        ("mcp.example.com", "mcp.example.com"),
+        ("MCP.Example.com", "mcp.example.com"),
+        ("mcp.example.com:8443", "mcp.example.com"),
+        ("mcp.example.com.", "mcp.example.com."),
+        ("my_service", "my_service"),
+        ("10.0.0.11", "10.0.0.11"),
+        ("[::1]", "[::1]"),
+        ("*", "*"),
+    ],
+)
+def test_a_host_name_with_or_without_its_port_is_accepted(entry: str, kept: str) -> None:
+    assert allowed_host(entry) == kept
+
+
+def test_an_internationalised_name_is_refused_with_the_form_clients_send() -> None:
+    with pytest.raises(ConfigError, match=r"xn--bcher-kva\.example"):
+        allowed_host("bücher.example")
+
+
+def test_a_string_for_the_list_is_refused() -> None:
+    """``tuple("mcp.example.com")`` is its letters, each a name no client sends."""
+    with pytest.raises(ConfigError, match="a list of host names"):
+        StreamableHTTP(Server("hosts"), allowed_hosts="mcp.example.com")
