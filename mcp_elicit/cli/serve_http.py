@@ -9,6 +9,9 @@ Rules:
   (a new request meets "connection refused"); sessions end; a request still running gets
   ``SHUTDOWN_GRACE`` seconds, then a JSON-RPC 503. A stopped server exits 0.
 * uvicorn's access log (``--log-level debug``) never shows a link's query.
+* The grace running out is said as a warning of its own (``mcp_elicit.cli``: how many
+  requests are cut short, and that each answers 503), not as uvicorn's ERROR line in
+  uvicorn's format: it is the documented end of a request too slow to finish, not a fault.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ def serve_http(
 
     if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
         logging.getLogger("uvicorn.access").addFilter(_no_query)
+    grace_over = logging.getLogger("uvicorn.error")
+    grace_over.addFilter(_grace_over)
     runner = Runner(config)
 
     def stop(signum: int, frame: object) -> None:
@@ -106,6 +111,7 @@ def serve_http(
             runner.run()
     finally:
         signal.signal(signal.SIGTERM, previous)
+        grace_over.removeFilter(_grace_over)
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
         said = taken(host, port)
         if said:
@@ -121,6 +127,27 @@ def _no_query(record: logging.LogRecord) -> bool:
     if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
         record.args = (*args[:2], args[2].split("?", 1)[0] + "?…", *args[3:])
     return True
+
+
+#: uvicorn's line when ``timeout_graceful_shutdown`` runs out (its argument: the task count).
+_GRACE_OVER = "Cancel %s running task(s), timeout graceful shutdown exceeded"
+
+
+def _grace_over(record: logging.LogRecord) -> bool:
+    """Say uvicorn's "grace exceeded" ERROR as this server's own warning, and drop it."""
+    if record.msg != _GRACE_OVER:
+        return True
+    args = record.args
+    count = args[0] if isinstance(args, tuple) and args and isinstance(args[0], int) else 0
+    log.warning(
+        "the %d s grace is over: %d request%s still running %s cut short (a JSON-RPC "
+        "request is answered 503, which its client can send again, to another instance)",
+        SHUTDOWN_GRACE,
+        count,
+        _plural(count),
+        "is" if count == 1 else "are",
+    )
+    return False
 
 
 def _plural(count: int) -> str:

@@ -330,3 +330,9 @@ def test_sigterm_closes_the_listening_socket_and_says_what_it_waits_for(tmp_path
     said = [line for line in err.decode().splitlines() if "stopping" in line]
     assert len(said) == 1, err
     assert "INFO" in said[0] and "for 1 running request;" in said[0], said
+    # the grace running out is the documented end of a slow request, said as this server's
+    # own warning, not uvicorn's "ERROR:    Cancel 1 running task(s)..." in its own format
+    lines = err.decode().splitlines()
+    assert not [line for line in lines if "ERROR" in line], err
+    (over,) = [line for line in lines if "grace" in line]
+    assert "WARNING mcp_elicit.cli" in over and "1 request still running" in over, over
