@@ -32,9 +32,11 @@ def test_the_default_public_url_is_the_bound_address(host: str, port: int, url: 
     assert default_public_url(host, port) == url
 
 
-async def start_flow(instance: Instance, host: str | None = None) -> str:
-    """Round one of a secret flow (it writes the flow to the store); the page link."""
+async def start_flow(instance: Instance, host: str | None = None, **more: str) -> str:
+    """Round one of a secret flow (it writes the flow to the store); the page link. ``more``:
+    headers a proxy adds (``x_forwarded_proto="https"``)."""
     headers = {"host": host} if host else {}
+    headers.update({name.replace("_", "-"): value for name, value in more.items()})
     async with httpx.AsyncClient(timeout=20, headers=headers) as http:
         first = (await Modern(http, instance.url).call("use_key", {"flow": "opt"}))["result"]
     ((request,),) = [first["inputRequests"].values()]
@@ -128,6 +130,33 @@ async def test_page_links_start_with_the_public_url(tmp_path: Path) -> None:
     finally:
         given.stop()
         learned.stop()
+
+
+async def test_a_proxy_on_this_host_names_the_scheme_and_the_browser(tmp_path: Path) -> None:
+    """Behind a proxy on the same host, serve reads its X-Forwarded-Proto and X-Forwarded-For
+    (uvicorn's proxy headers, trusted from 127.0.0.1 unless FORWARDED_ALLOW_IPS names the
+    proxies): a link made from the request's Host is https when the proxy ends TLS, and a
+    browser the proxy names as another machine gets 403 for a page of a server without
+    page_auth, as if it had come directly; without the header, every browser is loopback."""
+    args = ("--store", "memory://", "--allow-host", "mcp.example.com")
+    trusted = serve(tmp_path, "trusted", args)
+    other = serve(tmp_path, "other", args, {"FORWARDED_ALLOW_IPS": "10.9.9.9"})
+    try:
+        trusted.restart()
+        other.restart()
+        https = await start_flow(trusted, "mcp.example.com", x_forwarded_proto="https")
+        plain = await start_flow(other, "mcp.example.com", x_forwarded_proto="https")
+        async with httpx.AsyncClient(timeout=20, headers={"host": "mcp.example.com"}) as browser:
+            here = https.replace("https://mcp.example.com", f"http://127.0.0.1:{trusted.port}")
+            away = await browser.get(here, headers={"x-forwarded-for": "203.0.113.5"})
+            near = await browser.get(here)
+    finally:
+        trusted.stop()
+        other.stop()
+    assert https.startswith("https://mcp.example.com/mcp-elicit/flows/"), https
+    assert plain.startswith("http://mcp.example.com/mcp-elicit/flows/"), "a proxy not trusted"
+    assert away.status_code == 403 and "machine running the server" in away.text, away.text
+    assert near.status_code == 303, "the refusal used nothing up"
 
 
 async def test_the_debug_access_log_keeps_query_strings_out(tmp_path: Path) -> None:
