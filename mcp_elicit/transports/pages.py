@@ -445,7 +445,7 @@ def _store_guarded(
         try:
             return await page(request)
         except failures as exc:
-            log.error("the pages cannot reach its storage: %s", str(exc) or type(exc).__name__)
+            log.error("the pages cannot reach their storage: %s", str(exc) or type(exc).__name__)
             return refusal_page(
                 503,
                 "Please try again in a moment",
