@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -475,8 +476,17 @@ def _state_marker(token: str) -> str:
 
 
 def _default_store_made() -> bool:
-    """Whether the default store's file exists: a process on this machine opened it (one
-    that holds a step did), so a completion made here must reach it."""
+    """Whether the default store's file exists: a process of this user on this machine
+    opened it (one that holds a step did), so a completion made here must reach it. A path
+    that cannot be looked at (a directory not this user's, a name too long) counts as
+    made: opening it then fails, and the log says why, rather than ``complete_elicitation``
+    raising into the webhook that called it."""
     from mcp_elicit.stores.url import STATE_FILE, default_data_dir
 
-    return Path(default_data_dir(), STATE_FILE).exists()
+    try:
+        os.stat(Path(default_data_dir(), STATE_FILE))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        pass
+    return True
