@@ -28,10 +28,10 @@ import logging
 import os
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
@@ -120,6 +120,9 @@ class UrlMode:
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
         self._steps: StepCompletions | None = None
+        #: Completions recorded in the default file by a process that never opened it
+        #: otherwise (a webhook's): one connection, opened at the first, kept until ``close``.
+        self._default_steps: StepCompletions | None = None
         self._recording: set[asyncio.Task[None]] = set()  # completions being written
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
@@ -240,6 +243,9 @@ class UrlMode:
         being recorded (``step_completed``) are written first."""
         if self._recording:
             await asyncio.wait(set(self._recording))
+        if self._default_steps is not None:
+            completions, self._default_steps = self._default_steps.store, None
+            await completions.close()
         store = self._store
         if store is None or not (self._store_spec is None or isinstance(self._store_spec, str)):
             return
@@ -350,11 +356,9 @@ class UrlMode:
         exists (a step asked by this process or another one here made it): a server that
         never asked one creates no file. A failure is logged; ``close`` writes what is under
         way first."""
-        record: Callable[[str, str | None], Coroutine[Any, Any, None]] = self._record
-        if self._store_spec is None and self._store is None:
-            if not _default_store_made():
-                return
-            record = self._record_in_default
+        in_default = self._store_spec is None and self._store is None
+        if in_default and not _default_store_made():
+            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -364,26 +368,14 @@ class UrlMode:
                 elicitation_id[:64],
             )
             return
-        task = loop.create_task(record(elicitation_id, principal))
+        task = loop.create_task(self._record(elicitation_id, principal, in_default))
         self._recording.add(task)
         task.add_done_callback(self._recording.discard)
 
-    async def _record_in_default(self, elicitation_id: str, principal: str | None) -> None:
-        """Record in the default file, opened for this write alone: the process holding
-        the step has it open; this one (a webhook's) may never need it again."""
-        from mcp_elicit.stores import default_store_url, open_store
-
-        store = open_store(default_store_url())
+    async def _record(self, elicitation_id: str, principal: str | None, in_default: bool) -> None:
         try:
-            await self._record(elicitation_id, principal, StepCompletions(store, ttl=self.ask_timeout))
-        finally:
-            await store.close()
-
-    async def _record(
-        self, elicitation_id: str, principal: str | None, steps: StepCompletions | None = None
-    ) -> None:
-        try:
-            await (steps or self.steps).complete(elicitation_id, principal)
+            steps = self._steps_in_default() if in_default else self.steps
+            await steps.complete(elicitation_id, principal)
         except Exception as exc:  # any backend's failure, StoreUnavailable included
             log.warning(
                 "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
@@ -391,6 +383,17 @@ class UrlMode:
                 elicitation_id[:64],
                 exc,
             )
+
+    def _steps_in_default(self) -> StepCompletions:
+        """Completions in the default file without opening it as this server's store (this
+        process, a webhook's, seals nothing there, so no key file is made for it): one
+        store opened at the first completion and kept until ``close``, so that a burst of
+        webhook calls shares one connection rather than a thread and file handles each."""
+        if self._default_steps is None:
+            from mcp_elicit.stores import default_store_url, open_store
+
+            self._default_steps = StepCompletions(open_store(default_store_url()), ttl=self.ask_timeout)
+        return self._default_steps
 
     def add_provider(self, provider: OAuthProvider) -> None:
         if provider.name in self.providers:
