@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,14 @@ def texts(result: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("revision", REVISIONS)
 async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revision: str) -> None:
     person = Person()
+    heard: list[tuple[str, Any]] = []  # the logs' data and the progress messages, in order
+
+    def on_notification(method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/message":
+            heard.append(("log", params["data"]))
+        elif method == "notifications/progress":
+            heard.append(("progress", params.get("message")))
+
     async with asyncio.timeout(2 * RUN_TIMEOUT):
         async with connect_stdio(
             [*cli(), "serve", migrated.name],
@@ -81,6 +90,8 @@ async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revis
             versions=(revision,),
             timeout=RUN_TIMEOUT,
             log_level="info",
+            progress=True,
+            on_notification=on_notification,
         ) as client:
             tools = {tool["name"]: tool for tool in await client.list_tools()}
             assert list(tools) == ["book_table", "how_many", "pick_plan", "cancel_booking", "link_calendar"]
@@ -94,12 +105,15 @@ async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revis
             assert booked["structuredContent"] == {"restaurant": "septime", "guests": 4, "day": "2099-04-01"}
             asked = person.asked[-1]
             assert asked.fields == ("guests", "day", "email", "seating")
+            # after the last question: sent once, though a 2026-07-28 call ran the handler twice
+            assert heard == [("log", "booking septime"), ("progress", "saving")]
             person.actions = ["decline"]
             declined = await client.call_tool("book_table", {"restaurant": "septime"})
             assert declined["isError"] and texts(declined) == ["No booking: the user said no"]
             person.actions = ["cancel"]
             cancelled = await client.call_tool("book_table", {"restaurant": "septime"})
             assert texts(cancelled) == ["No booking: ask again when the user is ready"]
+            assert len(heard) == 2, "a booking not made logs nothing"
 
             assert texts(await client.call_tool("how_many")) == ["3 of them"]
             assert texts(await client.call_tool("pick_plan")) == ["plan pro"]
