@@ -51,6 +51,7 @@ from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
+from mcp_elicit.server.listing_extras import listed_tools
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rate_limits import ToolCallLimit
@@ -190,7 +191,8 @@ class Dispatch(Catalog):
         if method == "tools/call":
             return self._call_tool(call, channel, principal, headers, asker)
         if method == "tools/list":
-            return _ready(paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()]))
+            tools = listed_tools((t.wire for t in self._tools.values()), call.revision)
+            return _ready(paginate(params, "tools", self.page_size, tools))
         if method == "server/discover":
             return _ready(core.discover())
         if method == "prompts/get":

@@ -10,15 +10,30 @@ Rules:
 - Each spec field is checked against its type, strictly, and a field set to None is left
   out (the schema has no null there): what the listing cannot carry is a ``TypeError`` at
   registration, naming the option, the icon and the field.
+- Icons came with 2025-11-25: a session of an earlier revision (2025-06-18, 2025-03-26)
+  is listed its tools without them (``listed_tools``), since its Tool has no such key. The
+  annotations go to every revision as they are: each one the server speaks has the same five.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import mcp_types
 from pydantic import BaseModel, ValidationError
+
+from mcp_elicit.wire.versions import REV_2025_06_18
+
+#: The revisions the server speaks whose Tool has no ``icons``.
+WITHOUT_ICONS = frozenset({REV_2025_06_18, "2025-03-26"})
+
+
+def listed_tools(wires: Iterable[dict[str, Any]], revision: str) -> list[dict[str, Any]]:
+    """The tools' listing entries as ``revision`` has them (see the rules)."""
+    if revision not in WITHOUT_ICONS:
+        return list(wires)
+    return [{k: v for k, v in wire.items() if k != "icons"} if "icons" in wire else wire for wire in wires]
 
 
 def tool_annotations(annotations: object) -> dict[str, Any] | None:

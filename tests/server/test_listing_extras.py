@@ -8,14 +8,17 @@ listing the schema refuses), and ``ToolAnnotations(readOnlyHint=True)`` was refu
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import mcp_types
 import pytest
 
 from mcp_elicit import Server
+from mcp_elicit.transports.stdio_client import connect_stdio
 
 from support.memory import MemoryClient
+from support.procs import cli
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -91,3 +94,40 @@ def test_what_the_spec_cannot_carry_is_refused_at_registration(
     with pytest.raises(TypeError) as refused:
         app.tool(**options)
     assert str(refused.value) == f"app.tool(): {expected}"
+
+
+SERVED = """
+import mcp_types
+from mcp_elicit import Server
+
+app = Server("extras")
+
+
+@app.tool(
+    annotations=mcp_types.ToolAnnotations(readOnlyHint=True, title="Look up"),
+    icons=[mcp_types.Icon(src="https://example.com/table.png", theme="dark")],
+)
+def look_up(name: str) -> str:
+    return name
+"""
+
+
+@pytest.mark.parametrize(
+    ("revision", "with_icons"),
+    [("2026-07-28", True), ("2025-11-25", True), ("2025-06-18", False), ("2025-03-26", False)],
+)
+async def test_a_revision_without_icons_is_listed_none(
+    tmp_path: Path, revision: str, with_icons: bool
+) -> None:
+    """Icons came with 2025-11-25: a session of an earlier revision is listed the tool
+    without them (its Tool has no such key), the annotations as they are (every revision
+    the server speaks has the same five)."""
+    (tmp_path / "extras.py").write_text(SERVED, encoding="utf-8")
+    async with connect_stdio(
+        [*cli(), "serve", "extras.py"], cwd=str(tmp_path), versions=(revision,), timeout=30
+    ) as client:
+        (tool,) = await client.list_tools()
+    assert tool["annotations"] == {"readOnlyHint": True, "title": "Look up"}
+    assert ("icons" in tool) is with_icons
+    if with_icons:
+        assert tool["icons"] == [{"src": "https://example.com/table.png", "theme": "dark"}]
