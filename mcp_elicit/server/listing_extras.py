@@ -6,7 +6,9 @@ Rules:
   SDK already builds; any pydantic model is read by its aliases, its unset fields left out.
 - Only the spec's keys: a model's Python name (``read_only_hint``) is refused saying the
   spec's name, and a key of one's own saying to put it in the tool's ``meta=`` (``_meta``
-  is where the spec lets a server add its own).
+  is where the spec lets a server add its own). The schema would carry such a key (it
+  does not close these objects), so this is a choice: a misspelt hint (``readonlyHint``)
+  is caught, and nothing is moved to ``_meta`` behind the author's back.
 - Each spec field is checked against its type, strictly, and a field set to None is left
   out (the schema has no null there): what the listing cannot carry is a ``TypeError`` at
   registration, naming the option, the icon and the field.

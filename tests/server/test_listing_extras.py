@@ -67,7 +67,8 @@ async def test_mappings_are_listed_leaving_out_what_is_none(wire: WireChecker) -
         # the model's Python names, which no client reads
         ({"annotations": {"read_only_hint": True}}, "annotations: read_only_hint is written readOnlyHint"),
         ({"icons": [{"src": ICON, "mime_type": "image/png"}]}, "icons[0]: mime_type is written mimeType"),
-        # a key the spec does not define: the schema allows none there
+        # a key the spec does not define: the schema would carry it, but _meta is the spec's place
+        # for one of your own, and a misspelt hint (readonlyHint) would pass unseen
         (
             {"annotations": {"x-reviewed": "2026-01"}},
             "annotations: 'x-reviewed' is not one of the spec's (title, readOnlyHint, destructiveHint, "
