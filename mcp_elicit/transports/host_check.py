@@ -6,8 +6,9 @@ Rules:
   host name (letters, digits, ``-``, ``_``, dots), an IPv4 address or a bracketed IPv6 one,
   with or without a port (any port of an allowed name is allowed). An entry that could
   never match a ``Host`` (a URL, a path, a wildcard other than ``*`` alone, several names
-  in one, a non-ASCII name clients send in its ``xn--`` form) is a ``ConfigError`` when the
-  list is made, saying what to give instead: accepted, it would answer every request 421.
+  in one, a non-ASCII name clients send in its ``xn--`` form, an IPv6 address without its
+  brackets) is a ``ConfigError`` when the list is made, saying what to give instead:
+  accepted, it would answer every request 421.
 * A ``Host`` not allowed is 421, an ``Origin`` not allowed 403, ``Origin: null`` included
   (a sandboxed frame, a page after a cross-site redirect), except on a hosted page, whose
   own form is posted with it (``pages.PAGE_NULL_ORIGIN``).
@@ -19,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
 import urllib.parse
@@ -62,18 +64,37 @@ def allowed_host(entry: str) -> str:
         raise ConfigError(f"{entry!r}: give the host name without a path, {name.lower()!r}")
     name = host_only(text)
     if not name.isascii():
-        try:
-            form = name.encode("idna").decode("ascii")
-        except UnicodeError:
-            form = None
+        form = _as_clients_send(name)
         if form:
             raise ConfigError(f"{entry!r}: give the name as clients send it, {form!r}")
+    address = _ipv6(name)
+    if address is not None:
+        raise ConfigError(f"{entry!r}: give an IPv6 address in brackets, as clients send it, '[{address}]'")
     if not (_NAME.fullmatch(name) or _IPV6.fullmatch(name)):
         raise ConfigError(
             f"{entry!r} is not a host name (letters, digits, '-', '_' and dots, or an IP "
             "address, optionally with :PORT)"
         )
     return name
+
+
+def _as_clients_send(name: str) -> str | None:
+    """A non-ASCII name in the ASCII form browsers send (UTS 46, non-transitional: "faß"
+    is "xn--fa-hia", not IDNA 2003's "fass"); None when it is no name."""
+    import idna
+
+    try:
+        return idna.encode(name, uts46=True, transitional=False).decode("ascii")
+    except UnicodeError:  # idna.IDNAError is one
+        return None
+
+
+def _ipv6(name: str) -> ipaddress.IPv6Address | None:
+    """``name`` as an IPv6 address written without its brackets, else None."""
+    try:
+        return ipaddress.IPv6Address(name)
+    except ValueError:
+        return None
 
 
 class HostCheck:
