@@ -1,10 +1,9 @@
 """A real nginx for tests: a round-robin load balancer on 127.0.0.1 in front of local
 upstreams, always stopped.
 
-* ``nginx_balancer(upstreams, workdir, read_timeout=120, balance="", routes=None)``: a
-  context manager that writes
-  ``workdir/nginx.conf`` and runs ``nginx -p workdir -c workdir/nginx.conf -e
-  workdir/error.log`` in the foreground (``daemon off``), listening on a free loopback
+* ``nginx_balancer(upstreams, workdir, read_timeout=120, balance="", routes=None,
+  headers=())``: a context manager that writes ``workdir/nginx.conf`` and runs
+  ``nginx -p workdir -c workdir/nginx.conf -e workdir/error.log`` in the foreground (``daemon off``), listening on a free loopback
   port, until the block ends (SIGQUIT, then kill). A port taken between choosing and
   binding is retried on another.
 * One worker process, plain round robin, no keepalive to the upstreams
@@ -18,7 +17,8 @@ upstreams, always stopped.
   pool instead of round robin (``hash $http_mcp_session_id consistent;``). ``routes``
   (route name -> upstream port) is the README's config for 2025-11-25 sessions: one
   upstream per route and a ``map`` from the ``Mcp-Session-Id`` prefix ``<route>.`` to it;
-  requests without a session id (or naming no route listed) go to the pool.
+  requests without a session id (or naming no route listed) go to the pool. ``headers``:
+  more ``proxy_set_header`` lines for the location (the README's ``X-Forwarded-*``).
 * ``Nginx.served()`` reads the access log: one ``Served`` per finished request, naming
   the upstream port that answered it and the ``Mcp-Session-Id`` it carried.
 * Every path nginx writes (pid, logs, temp directories) is under ``workdir``; no system
@@ -121,6 +121,7 @@ def _config(
     read_timeout: float,
     balance: str,
     routes: Mapping[str, int],
+    headers: Sequence[str] = (),
 ) -> str:
     temp = "\n".join(
         f"    {kind}_temp_path {workdir / 'tmp' / kind};"
@@ -134,6 +135,7 @@ def _config(
         entries = "".join(f"        ~^{name}\\. mcp_{name};\n" for name in routes)
         routed += f"    map $http_mcp_session_id $mcp_upstream {{\n        default mcp;\n{entries}    }}\n"
     target = "$mcp_upstream" if routes else "mcp"
+    more = "".join(f"            {line}\n" for line in headers)
     user = "user root;\n" if os.geteuid() == 0 else ""  # else workers run as nobody, locked out of workdir
     return f"""{user}daemon off;
 master_process on;
@@ -156,7 +158,7 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
-            proxy_buffering off;
+{more}            proxy_buffering off;
             proxy_request_buffering off;
             proxy_read_timeout {int(read_timeout * 1000)}ms;
             proxy_next_upstream off;
@@ -174,6 +176,7 @@ def nginx_balancer(
     read_timeout: float = 120.0,
     balance: str = "",
     routes: Mapping[str, int] | None = None,
+    headers: Sequence[str] = (),
 ) -> Iterator[Nginx]:
     """Run nginx on a free loopback port, balancing over ``upstreams`` (127.0.0.1 ports)."""
     binary = nginx_binary()
@@ -185,7 +188,7 @@ def nginx_balancer(
     conf = workdir / "nginx.conf"
 
     def start(port: int) -> subprocess.Popen[bytes]:
-        text = _config(workdir, port, upstreams, modules, read_timeout, balance, routes or {})
+        text = _config(workdir, port, upstreams, modules, read_timeout, balance, routes or {}, headers)
         conf.write_text(text, encoding="utf-8")
         with (workdir / "nginx.stderr").open("wb") as err:
             return subprocess.Popen(
