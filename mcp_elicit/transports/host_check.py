@@ -13,7 +13,8 @@ Rules:
   (a sandboxed frame, a page after a cross-site redirect), except on a hosted page, whose
   own form is posted with it (``pages.PAGE_NULL_ORIGIN``).
 * Each name refused is logged once, as a warning naming the option that would allow it
-  (``_WARNED_NAMES`` names at most, so a flood of made-up names cannot fill the log): a
+  (``_WARNED_NAMES`` names at most, each quoted no longer than a DNS name can be, so a
+  flood of made-up names cannot fill the log): a
   proxy that does not pass on the ``Host`` clients used shows in the server's log, not only
   at the client.
 """
@@ -39,6 +40,8 @@ log = logging.getLogger("mcp_elicit.http")
 _WARNED_NAMES: Final = 32
 _NAME: Final = re.compile(r"[a-z0-9_](?:[a-z0-9_-]*)(?:\.[a-z0-9_-]+)*\.?")
 _IPV6: Final = re.compile(r"\[[0-9a-f:.]+\]")
+#: The longest DNS name (253 characters and its final dot): a longer Host names nothing.
+_LONGEST: Final = 254
 
 
 def allowed_host(entry: str) -> str:
@@ -70,12 +73,16 @@ def allowed_host(entry: str) -> str:
     address = _ipv6(name)
     if address is not None:
         raise ConfigError(f"{entry!r}: give an IPv6 address in brackets, as clients send it, '[{address}]'")
-    if not (_NAME.fullmatch(name) or _IPV6.fullmatch(name)):
+    if not _is_name(name):
         raise ConfigError(
             f"{entry!r} is not a host name (letters, digits, '-', '_' and dots, or an IP "
             "address, optionally with :PORT)"
         )
     return name
+
+
+def _is_name(name: str) -> bool:
+    return bool(_NAME.fullmatch(name) or _IPV6.fullmatch(name))
 
 
 def _as_clients_send(name: str) -> str | None:
@@ -132,11 +139,12 @@ class HostCheck:
         return None
 
     def _warn(self, header: str, value: str | None, status: int) -> None:
-        name = host_only(value.split("://", 1)[-1]) if value is not None else ""
+        # kept (and said) no longer than a name can be: a Host is as long as the parser lets it
+        name = host_only(value.split("://", 1)[-1])[: _LONGEST + 1] if value is not None else ""
         if name in self._warned or len(self._warned) >= _WARNED_NAMES:
             return
         self._warned.add(name)
-        if value is None or not (_NAME.fullmatch(name) or _IPV6.fullmatch(name)) or name == "null":
+        if value is None or len(name) > _LONGEST or name == "null" or not _is_name(name):
             log.warning(
                 "refused a request with %s %r (%d); logged once", header, value and value[:200], status
             )

@@ -5,11 +5,13 @@ to answer every request 421; the names a client may send are still accepted as b
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from mcp_elicit import Server
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.transports.host_check import allowed_host
+from mcp_elicit.transports.host_check import HostCheck, allowed_host
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 
@@ -86,3 +88,19 @@ def test_a_string_for_the_list_is_refused() -> None:
     """``tuple("mcp.example.com")`` is its letters, each a name no client sends."""
     with pytest.raises(ConfigError, match="a list of host names"):
         StreamableHTTP(Server("hosts"), allowed_hosts="mcp.example.com")
+
+
+def test_a_refused_host_is_logged_once_and_never_longer_than_a_name(caplog: pytest.LogCaptureFixture) -> None:
+    """A Host is as long as the HTTP parser lets it be (a megabyte passes uvicorn's): one of
+    letters alone looks like a name, yet no DNS name is over 253 characters, so its warning
+    quotes its start only, rather than a line as long as the header per name refused."""
+    check = HostCheck(["mcp.example.com"])
+    huge = "a" * 100_000
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.http"):
+        for _ in range(2):
+            assert check.refusal({"host": huge}) is not None
+            assert check.refusal({"host": "b" + huge[1:]}) is not None
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 2, said  # once per name
+    assert all(len(line) < 1_000 for line in said), [len(line) for line in said]
+    assert all("--allow-host" not in line for line in said), "no name to allow"
