@@ -120,6 +120,7 @@ class HostCheck:
         self._any = "*" in names
         self._names = frozenset(names)
         self._warned: set[str] = set()
+        self._quiet = False  # past _WARNED_NAMES names: no more warnings
 
     def refusal(self, headers: Mapping[str, str], *, page: bool = False) -> tuple[int, str] | None:
         """421 for a Host not allowed, 403 for an Origin not allowed (``null`` too, except on
@@ -141,7 +142,15 @@ class HostCheck:
     def _warn(self, header: str, value: str | None, status: int) -> None:
         # kept (and said) no longer than a name can be: a Host is as long as the parser lets it
         name = host_only(value.split("://", 1)[-1])[: _LONGEST + 1] if value is not None else ""
-        if name in self._warned or len(self._warned) >= _WARNED_NAMES:
+        if name in self._warned or self._quiet:
+            return
+        if len(self._warned) >= _WARNED_NAMES:  # said once, so that silence is not read as none
+            self._quiet = True
+            log.warning(
+                "refused requests naming %d different hosts or origins; further ones are refused "
+                "without a log line",
+                _WARNED_NAMES,
+            )
             return
         self._warned.add(name)
         if value is None or len(name) > _LONGEST or name == "null" or not _is_name(name):

@@ -104,3 +104,20 @@ def test_a_refused_host_is_logged_once_and_never_longer_than_a_name(caplog: pyte
     assert len(said) == 2, said  # once per name
     assert all(len(line) < 1_000 for line in said), [len(line) for line in said]
     assert all("--allow-host" not in line for line in said), "no name to allow"
+
+
+def test_past_the_names_logged_one_line_says_the_rest_are_not(caplog: pytest.LogCaptureFixture) -> None:
+    """Scanners try many names: each is said once, up to a bound, and then one line says
+    that further refusals are not logged, so that the silence is not read as none."""
+    check = HostCheck(["mcp.example.com"])
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.http"):
+        for n in range(50):
+            assert check.refusal({"host": f"scan{n}.example"}) == (
+                421,
+                f"Misdirected request: host 'scan{n}.example' is not allowed (DNS-rebinding protection)",
+            )
+    said = [record.getMessage() for record in caplog.records]
+    named = [line for line in said if "scan" in line]
+    assert 0 < len(named) < 50, len(named)
+    assert len(said) == len(named) + 1
+    assert said[-1].startswith(f"refused requests naming {len(named)} different hosts"), said[-1]
