@@ -16,7 +16,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
@@ -24,7 +23,6 @@ from mcp_elicit.core.server import ServerCore, ServerIdentity
 from mcp_elicit.core.tasks import TaskRecord
 from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
-from mcp_elicit.server import key_file
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, subject_of
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
@@ -45,6 +43,7 @@ from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import ResourceDef
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.sessions import Session, Sessions
+from mcp_elicit.server.state_keys import StateKeys
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Tasks
 from mcp_elicit.server.threads import on_loop
@@ -62,7 +61,7 @@ log = logging.getLogger("mcp_elicit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(Dispatch):
+class Server(StateKeys, Dispatch):
     """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on functions (``async def``
     on the event loop, a plain ``def`` in a worker thread)."""
 
@@ -208,11 +207,8 @@ class Server(Dispatch):
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
-        #: True when no key was configured and a random per-process key seals state (until
-        #: URL mode opens its default store: then the key file next to it does).
         self.ephemeral_state_key = state_keys is None
-        #: The key file sealing state when none was configured (see ``server.key_file``).
-        self.state_key_file: Path | None = None
+        self.state_key_file = None
         self._process_key = os.urandom(MIN_SECRET_BYTES)
         self.sealer = StateSealer(
             state_keys if state_keys is not None else KeyRing([self._process_key]),
@@ -249,33 +245,6 @@ class Server(Dispatch):
             else whole("call_burst", call_burst, most=MOST_PER_MINUTE)
         )
         self.call_limit = ToolCallLimit(rate, burst)
-
-    def set_state_keys(self, keys: KeyRing) -> None:
-        """Seal ``requestState`` with ``keys`` (shared by every instance behind one URL)."""
-        self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
-        self.ephemeral_state_key = False
-
-    def _persist_state_key(self) -> None:
-        """URL mode opens its default store: with no key configured, what goes into it is
-        sealed with the key file next to it (made now if need be), so that it survives a
-        restart. The per-process key still opens what it sealed until now."""
-        if self.ephemeral_state_key:
-            path = key_file.default_key_path()
-            self._use_key_file(path, key_file.load_or_create(path))
-
-    def _use_key_file(self, path: Path, text: str) -> None:
-        keys = KeyRing.from_text(f"{text}\n{self._process_key.hex()}")
-        self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
-        self.ephemeral_state_key = False
-        self.state_key_file = path
-
-    def _check_state_keys(self) -> None:
-        """At start-up, with no key configured: seal with the default store's key file when
-        it exists (so a state sealed before a restart opens), and say what seals."""
-        if self.ephemeral_state_key:
-            found = key_file.at_start(self.url_mode.store_spec)
-            if found is not None:
-                self._use_key_file(*found)
 
     async def start(self) -> None:
         """What a transport awaits before it serves: says what seals state (reading the
