@@ -27,10 +27,8 @@ Rules:
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * ``ctx.gather(...)`` asks in one round; a second question under one key fails (``key_reused``,
   ``context_memory``).
-* Progress goes out only when the request carried a progress token, and only above the
-  last progress sent for the request (a step reported twice, or going back, sends
-  nothing); log messages only at or above the level the request (or session) asked for,
-  at most 100 a second (``core.rate_limit.LogBudget``: past it they are dropped and counted).
+* Progress goes out only when the request asked for it, each above the last; log
+  messages only at the level asked for, at most 100 a second (``context_notices``).
 * A ``Context`` works only on its handler's event loop, and only while its request runs
   (``context_guard``): elsewhere, asking is a ``RuntimeError``; progress and logs are
   dropped once the request has ended.
@@ -42,23 +40,20 @@ Rules:
 
 from __future__ import annotations
 
-import math
 import threading
-import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
-from mcp_elicit.core.rate_limit import LogBudget
 from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
-from mcp_elicit.server.context_guard import ContextGuard
 from mcp_elicit.server.context_memory import ContextMemory
+from mcp_elicit.server.context_notices import ContextNotices
 from mcp_elicit.server.gathering import gathered, unaskable
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
@@ -66,7 +61,7 @@ from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.server.url_steps import require_step
 from mcp_elicit.wire.headers import shown
-from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
+from mcp_elicit.wire.meta import ClientCapabilities
 from mcp_elicit.wire.versions import REV_2025_06_18
 
 if TYPE_CHECKING:
@@ -88,13 +83,9 @@ T5 = TypeVar("T5")
 T6 = TypeVar("T6")
 
 
-class Context(ContextGuard, ContextMemory):
+class Context(ContextNotices, ContextMemory):
     """Per-request handle given to tools, prompts and resources that ask for it."""
 
-    #: The last progress sent for this request (a class default: most requests send none).
-    _progress: float | None = None
-    #: How many log messages it may still send (made by the first one sent).
-    _logs: LogBudget | None = None
     #: The first URL-mode step of this request the user declined or cancelled, said as
     #: ``"the user declined ..."`` (None: none). A prompt or resource that then fails with
     #: ``ToolError`` fails by the user's choice: -32600, not -32603 (``dispatch``).
@@ -434,66 +425,3 @@ class Context(ContextGuard, ContextMemory):
         connection during a long wait); elsewhere nothing happens and this returns False."""
         self._live("close_stream")
         return await self._channel.close_stream()
-
-    # ---- progress and logging --------------------------------------------------
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send ``notifications/progress`` if the request asked for progress and ``progress``
-        is above the last one sent (each must increase); in a task, the progress (its
-        message, else the numbers) becomes the task's ``statusMessage``. A ``progress`` or
-        ``total`` that is NaN or infinite is a ``ValueError`` (JSON has no such number)."""
-        if not self._sending("report_progress"):
-            return
-        for name, value in (("progress", progress), ("total", total)):
-            if value is not None and not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, not {value}")
-        if self.task is not None and self._detach is not None:
-            shown = message if message is not None else f"{progress:g}" + (f" of {total:g}" if total else "")
-            self.task.record.set_message(shown, self._detach.tasks.clock())
-            return
-        token = self.call.progress_token
-        if token is None or (self._progress is not None and progress <= self._progress):
-            return
-        self._progress = progress
-        params: dict[str, Any] = {"progressToken": token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self._channel.notify("notifications/progress", params)
-
-    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """Send ``notifications/message`` if the client asked for logs at this level."""
-        if not self._sending("log"):
-            return
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        wanted = self._log_level
-        if wanted is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
-            return
-        budget = self._logs
-        if budget is None:
-            budget = self._logs = LogBudget()
-        send, notice, worst = budget.take(time.monotonic(), LOG_LEVELS.index(level))
-        if notice is not None:  # at the most severe level dropped: the client asked for that
-            await self._channel.notify("notifications/message", {"level": LOG_LEVELS[worst], "data": notice})
-        if not send:
-            return
-        params: dict[str, Any] = {"level": level, "data": data}
-        if logger is not None:
-            params["logger"] = logger
-        await self._channel.notify("notifications/message", params)
-
-    async def debug(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("debug", data, logger=logger)
-
-    async def info(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("info", data, logger=logger)
-
-    async def warning(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("warning", data, logger=logger)
-
-    async def error(self, data: Any, *, logger: str | None = None) -> None:
-        await self.log("error", data, logger=logger)

@@ -178,6 +178,9 @@ def closed_unrun(value: object) -> str | None:
     made_by = getattr(value, "made_by", None)
     name = made_by if isinstance(made_by, str) else getattr(value, "__qualname__", type(value).__name__)
     value.close()
+    head, _, method = name.partition(".")
+    if head.startswith("Context") and method:  # a mixin's (ContextNotices.info): Context's to its user
+        return f"Context.{method}"
     return name
 
 
