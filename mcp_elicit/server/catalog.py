@@ -13,21 +13,22 @@ change after start-up is announced through ``_changed(kind)`` (the server tells 
 clients that listen; see ``server.subscriptions``). A change (registering, removing) is
 made on the event loop: from a plain-function handler's worker thread it is handed to the
 loop (``on_loop``), so a listing never sees a dict change under it; the function is read
-(signature, schema) in the calling thread, and a refused registration raises there. A
-decorator used without its call (``@app.tool``), or given a name or URI that is not text,
-is a ``TypeError`` saying so when the module is imported.
+(signature, schema) in the calling thread, and a refused registration raises there.
+``@app.tool`` and ``@app.prompt`` work without their call; what a decorator accepts, and
+its ``TypeError`` otherwise, is ``decorator_args``'s.
 """
 
 from __future__ import annotations
 
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_elicit.core.subscriptions import MAX_ITEMS
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
+from mcp_elicit.server.decorator_args import bare, check_options, taken, text_option
 from mcp_elicit.server.listing_extras import tool_annotations, tool_icons
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, find_resource, is_template
@@ -40,42 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["Catalog"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _text_option(kind: str, option: str, value: object, call: str) -> None:
-    """Refuse a decorator's ``name``/``uri`` that is not text: a function there is the
-    decorator used without its call (``@app.tool``), which would register nothing."""
-    if value is None or isinstance(value, str):
-        return
-    if callable(value):
-        raise TypeError(f"@app.{kind} needs its parentheses: write @app.{kind}({call}) above the function")
-    raise TypeError(f"app.{kind}(): the {option} must be a string, not {type(value).__name__} ({value!r})")
-
-
-_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
-    "text": ((str, type(None)), "None or a string"),
-    "mapping": ((Mapping, type(None)), "None or a mapping"),
-    "list": ((list, type(None)), "None or a list of mappings"),
-    "maybe": ((bool, type(None)), "None, True or False"),
-    "flag": ((bool,), "True or False"),
-}
-
-
-def _options(kind: str, **options: tuple[str, object]) -> None:
-    """``TypeError`` naming the first of a decorator's ``options`` (each ``(kind, value)``)
-    that is not of its kind: caught at registration, not in a listing the schema refuses."""
-    for option, (of, value) in options.items():
-        types, expected = _KINDS[of]
-        if not isinstance(value, types):
-            raise TypeError(f"app.{kind}(): {option} {value!r}: expected {expected}")
-
-
-def _taken(kind: str, name: str) -> str:
-    """The error for a tool or prompt registered under a ``name`` already taken, saying how to resolve it."""
-    return (
-        f"a {kind} named {name!r} is already registered: give this one a name of its own "
-        f"(@app.{kind}(name=...)), or remove the other first (app.remove_{kind}({name!r}))"
-    )
 
 
 def _shown_uri(uri: str) -> str:
@@ -116,6 +81,9 @@ class Catalog:
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
         """Something was registered or removed (the server overrides this)."""
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -131,7 +99,23 @@ class Catalog:
         single_use_state: bool = False,
         task: Literal["optional", "required"] | None = None,
         scopes: Sequence[str] = (),
-    ) -> Callable[[F], F]:
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: Mapping[str, Any] | mcp_types.ToolAnnotations | None = None,
+        meta: Mapping[str, Any] | None = None,
+        icons: list[Mapping[str, Any] | mcp_types.Icon] | None = None,
+        single_use_state: bool = False,
+        task: Literal["optional", "required"] | None = None,
+        scopes: Sequence[str] = (),
+    ) -> Any:
         """Register a function as a tool; its type hints give the input schema.
 
         ``scopes``: the OAuth scopes a caller's token must hold (granted, or implied:
@@ -146,9 +130,16 @@ class Catalog:
         ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
         extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
         extension (-32021) at 2026-07-28. ``annotations`` and ``icons``: mappings in the
-        spec's words or ``mcp_types`` models (``listing_extras``)."""
-        _text_option("tool", "name", name, "")
-        _options(
+        spec's words or ``mcp_types`` models (``listing_extras``). ``@app.tool`` without its
+        call registers the function with the defaults (``decorator_args``)."""
+        function = bare(
+            *("tool", name, title, description, input_schema, output_schema, structured, annotations, meta),
+            *(icons, single_use_state or None, task, scopes or None),
+        )
+        if function is not None:
+            return self.tool()(function)
+        named = text_option("tool", "name", name, "")
+        check_options(
             "tool",
             title=("text", title),
             description=("text", description),
@@ -169,7 +160,7 @@ class Catalog:
         def register(fn: F) -> F:
             tool = ToolDef.build(
                 fn,
-                name=name,
+                name=named,
                 title=title,
                 description=description,
                 input_schema=input_schema,
@@ -190,7 +181,7 @@ class Catalog:
     @on_loop
     def _add_tool(self, tool: ToolDef) -> None:
         if tool.name in self._tools:
-            raise ValueError(_taken("tool", tool.name))
+            raise ValueError(taken("tool", tool.name))
         self._tools[tool.name] = tool
         if tool.scopes:
             self.tool_scopes[tool.name] = tool.scopes
@@ -236,6 +227,9 @@ class Catalog:
             self._rescope()
         self._changed("resources")
 
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+    @overload
     def prompt(
         self,
         name: str | None = None,
@@ -243,16 +237,27 @@ class Catalog:
         title: str | None = None,
         description: str | None = None,
         scopes: Sequence[str] = (),
-    ) -> Callable[[F], F]:
+    ) -> Callable[[F], F]: ...
+    def prompt(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Sequence[str] = (),
+    ) -> Any:
         """Register a function as a prompt; its parameters are the prompt's arguments.
         ``scopes``: as a tool's (``tool(scopes=...)``), needed to get it (or complete its
-        arguments) over HTTP."""
-        _text_option("prompt", "name", name, "")
-        _options("prompt", title=("text", title), description=("text", description))
+        arguments) over HTTP. ``@app.prompt`` without its call: as ``@app.tool``."""
+        function = bare("prompt", name, title, description, scopes or None)
+        if function is not None:
+            return self.prompt()(function)
+        named = text_option("prompt", "name", name, "")
+        check_options("prompt", title=("text", title), description=("text", description))
         needed = scope_names("app.prompt(): scopes", scopes)
 
         def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name=name, title=title, description=description)
+            prompt = PromptDef.build(fn, name=named, title=title, description=description)
             prompt.scopes = needed
             self._add_prompt(prompt)
             return fn
@@ -262,7 +267,7 @@ class Catalog:
     @on_loop
     def _add_prompt(self, prompt: PromptDef) -> None:
         if prompt.name in self._prompts:
-            raise ValueError(_taken("prompt", prompt.name))
+            raise ValueError(taken("prompt", prompt.name))
         self._prompts[prompt.name] = prompt
         if prompt.scopes:
             self.prompt_scopes[prompt.name] = prompt.scopes
@@ -285,9 +290,9 @@ class Catalog:
         and hear of its changes (to anyone else it is "not found"). ``scopes``: as a tool's
         (``tool(scopes=...)``), needed to read it (or complete a template's variables) over
         HTTP; a caller ``readable`` refuses is told "not found" first."""
-        _text_option("resource", "uri", uri, '"scheme://..."')
-        _text_option("resource", "name", name, '"scheme://..."')
-        _options(
+        text_option("resource", "uri", uri, '"scheme://..."')
+        text_option("resource", "name", name, '"scheme://..."')
+        check_options(
             "resource",
             title=("text", title),
             description=("text", description),
@@ -422,7 +427,7 @@ class Catalog:
         ``fn`` also gets the caller (None when unauthenticated), unless a ``functools.partial``
         bound it (what it bound is kept)."""
         if misused is not None:
-            _text_option("completion", "argument", misused, "")
+            text_option("completion", "argument", misused, "")
             raise TypeError(f"app.completion() takes no arguments, not {misused!r}")
 
         def register(fn: F) -> F:

@@ -236,10 +236,10 @@ def test_something_not_callable_is_refused_saying_so() -> None:
         app.tool(name="x")("not a function")  # type: ignore[type-var]
 
 
-@pytest.mark.parametrize("kind", ["tool", "prompt", "resource", "completion"])
+@pytest.mark.parametrize("kind", ["resource", "completion"])
 def test_a_decorator_without_its_parentheses_is_refused_saying_so(kind: str) -> None:
-    # ``@app.tool`` (no call) used to hand the function to tool() as its name: nothing was
-    # registered, and the module name became the decorator's inner function.
+    # ``@app.resource`` (no call) would hand the function to resource() as its URI: nothing
+    # would be registered. (``@app.tool`` and ``@app.prompt`` work bare: test_bare_decorators.)
     app = Server("bare")
 
     async def greet(who: str) -> str:
