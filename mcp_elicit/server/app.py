@@ -25,6 +25,7 @@ from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, subject_of
 from mcp_elicit.server.dispatch import Dispatch
+from mcp_elicit.server.lifespan import HasLifespan, Lifespan, LifespanFunction
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import (
     MOST_MS,
@@ -61,9 +62,11 @@ log = logging.getLogger("mcp_elicit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(StateKeys, Dispatch):
-    """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on functions (``async def``
-    on the event loop, a plain ``def`` in a worker thread)."""
+class Server(StateKeys, HasLifespan, Dispatch):
+    """An MCP server. ``Server("bookings")``, then ``@app.tool`` on functions (``async def``
+    on the event loop, a plain ``def`` in a worker thread). ``lifespan``: an async context
+    manager function given the server, entered when it starts serving and exited when it
+    stops, its value read as ``ctx.lifespan_context`` (the module ``server.lifespan``)."""
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class Server(StateKeys, Dispatch):
         *,
         title: str | None = None,
         instructions: str | None = None,
+        lifespan: LifespanFunction | None = None,
         state_keys: KeyRing | None = None,
         state_ttl: float = 600.0,
         page_size: int = 100,
@@ -204,6 +208,7 @@ class Server(StateKeys, Dispatch):
         self.instructions = instructions
         self.page_size = page_size
         self.clock = clock
+        self._lifespan = Lifespan(self, lifespan, name)
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
@@ -247,27 +252,37 @@ class Server(StateKeys, Dispatch):
         self.call_limit = ToolCallLimit(rate, burst)
 
     async def start(self) -> None:
-        """What a transport awaits before it serves: says what seals state (reading the
-        default store's key file when there is one), checks the configured store (see
-        :meth:`UrlMode.check_store`), then hears other instances' resource updates on it.
-        Raises :class:`ConfigError` with a message to show."""
-        self._check_state_keys()
-        self.tasks.reopen()
-        self.url_mode.warn_at_start(several_users=self.auth is not None)
-        await self.url_mode.check_store()
-        if self.url_mode.shared_store is not None:
-            self.relay.start(self.url_mode.shared_store)
+        """What a transport awaits before it serves: enters the ``lifespan`` (unless
+        another transport holds it), says what seals state (reading the default store's key file
+        when there is one), checks the configured store (see :meth:`UrlMode.check_store`),
+        then hears other instances' resource updates on it. Raises :class:`ConfigError`
+        with a message to show, having undone what it did."""
+        await self._lifespan.enter()
+        try:
+            self._check_state_keys()
+            self.tasks.reopen()
+            self.url_mode.warn_at_start(several_users=self.auth is not None)
+            await self.url_mode.check_store()
+            if self.url_mode.shared_store is not None:
+                self.relay.start(self.url_mode.shared_store)
+        except BaseException:
+            await self._lifespan.exit()
+            raise
 
     async def stop(self) -> None:
         """What a transport awaits once it stops serving: sessions and subscriptions end,
         tasks are cancelled, other instances are no longer heard, and a store the server
         opened itself (from a URL, or the default file) is closed; a store object passed as
-        ``store=`` stays open, for its owner to close. A later :meth:`start` opens it again."""
-        self.sessions.close_all()
-        self.subscriptions.close_all()
-        await self.tasks.close()
-        await self.relay.stop()
-        await self.url_mode.close()
+        ``store=`` stays open, for its owner to close. Then the ``lifespan`` is exited (when
+        no other transport holds it). A later :meth:`start` opens it all again."""
+        try:
+            self.sessions.close_all()
+            self.subscriptions.close_all()
+            await self.tasks.close()
+            await self.relay.stop()
+            await self.url_mode.close()
+        finally:
+            await self._lifespan.exit()
 
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving

@@ -67,6 +67,7 @@ from mcp_elicit.wire.versions import REV_2025_06_18
 if TYPE_CHECKING:
     from mcp_elicit.core.server import Call
     from mcp_elicit.server.auth import Principal
+    from mcp_elicit.server.lifespan import Lifespan
     from mcp_elicit.server.oauth import ConnectAnswer
     from mcp_elicit.server.task_handler import Detach
     from mcp_elicit.server.tasks import Running
@@ -100,6 +101,7 @@ class Context(ContextNotices, ContextMemory):
         log_level: str | None = None,
         url_mode: UrlMode | None = None,
         detach: Detach | None = None,
+        lifespan: Lifespan | None = None,
     ) -> None:
         # Positional parameters too: one Context is made per request, and a class called
         # with keyword arguments costs about twice as much to make.
@@ -108,6 +110,7 @@ class Context(ContextNotices, ContextMemory):
         #: The task this request became (``start_task``), None while it answers in place.
         self.task: Running | None = None
         self._url_mode = url_mode
+        self._lifespan = lifespan
         self._principal = principal
         self._channel = channel
         self._asker = asker
@@ -139,6 +142,12 @@ class Context(ContextNotices, ContextMemory):
         result made with it is theirs alone, for no shared cache, even when it took no
         answer (the secret was stored before)."""
         return self._used
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the server's ``lifespan`` yielded (its database pool, its HTTP client...):
+        this instance's, the same for every request; None without ``lifespan=``."""
+        return self._lifespan.value if self._lifespan is not None else None
 
     @property
     def revision(self) -> str:

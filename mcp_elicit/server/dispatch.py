@@ -51,6 +51,7 @@ from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
+from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.server.listing_extras import listed_tools
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
@@ -85,6 +86,7 @@ class Dispatch(Catalog):
     tasks: Tasks
     relay: Relay
     subscriptions: Subscriptions
+    _lifespan: Lifespan
     #: How often one caller may call tools, get prompts, read resources and complete
     #: (``Server(max_calls_per_minute=)``); None: no limit.
     call_limit: ToolCallLimit | None = None
@@ -238,15 +240,15 @@ class Dispatch(Catalog):
         function in ``run_replayed``'s frame. (A plain method handing back the awaitable: no
         coroutine layers or closures that only forward, on every request's path.)"""
         if asker is not None:
-            ctx = Context(call, channel, asker, principal, None, self.url_mode)
+            ctx = Context(call, channel, asker, principal, None, self.url_mode, None, self._lifespan)
             if isinstance(asker, SessionAsker):  # for the handler's own -32042 (respond_in_session)
                 asker.context = ctx
             return run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
         owner = principal.subject if principal else None
         detach = Detach(self.tasks, owner) if task else None
         replay_asker = ReplayAsker()
-        # positional (see Context.__init__): channel, asker, principal, log_level, url_mode, detach
-        ctx = Context(call, channel, replay_asker, principal, None, self.url_mode, detach)
+        # positional (see Context.__init__): channel, asker, principal, log_level, url_mode, detach, lifespan
+        ctx = Context(call, channel, replay_asker, principal, None, self.url_mode, detach, self._lifespan)
         rounds = run_replayed(
             call.method,
             call.params,

@@ -295,13 +295,22 @@ class StreamableHTTP(PostRoutes):
 
     def _check_started(self) -> None:
         """Once: warn when this app serves while the instances sharing its store cannot be
-        heard, because no lifespan startup came (mounted without ``lifespan=``)."""
+        heard, or the server's ``lifespan=`` is not entered, because no lifespan startup came
+        (mounted without ``lifespan=``)."""
         self._unchecked = False
         keep_page_secrets_out()  # no lifespan start-up may have come
         if self.server.url_mode.shared_store is not None and self.server.relay.listening is None:
             log.warning(
                 "serving without a lifespan startup: other instances sharing the store are not "
                 "heard; a parent app that mounts this one needs lifespan=<this app>.lifespan"
+            )
+        try:
+            self.server.lifespan_context  # noqa: B018 (read for its error)
+        except RuntimeError:
+            log.warning(
+                "serving without a lifespan startup: the server's lifespan= is not entered, so its "
+                "handlers cannot read ctx.lifespan_context; a parent app that mounts this one needs "
+                "lifespan=<this app>.lifespan"
             )
 
     # ---- checks ----------------------------------------------------------------

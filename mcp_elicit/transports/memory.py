@@ -210,7 +210,9 @@ async def connect_memory(
     **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``server`` in memory; ``options`` are ``Client``'s
-    keyword arguments."""
+    keyword arguments. The server's ``lifespan`` is held while it is connected
+    (``Server.hold_lifespan``: entered first unless something holds it already, and exited
+    once the client has closed unless something else still does)."""
     transport = MemoryTransport(server, http=http, principal=principal, trace=trace)
-    async with Client(transport, answerer=answerer, **options) as client:
+    async with server.hold_lifespan(), Client(transport, answerer=answerer, **options) as client:
         yield client

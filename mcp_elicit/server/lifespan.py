@@ -1,0 +1,158 @@
+"""A server's ``lifespan=``: what it opens once when it starts serving (a database pool,
+an HTTP client) and closes once it stops, the value it yields reachable from every
+handler (``ctx.lifespan_context``) and from the server (``server.lifespan_context``).
+
+Rules:
+
+* ``lifespan`` takes the ``Server`` and returns an async context manager (an
+  ``@contextlib.asynccontextmanager`` function, as in the official SDK and FastMCP); an
+  async generator function is taken as if it were so decorated.
+* It is entered by its first holder and exited when its last holder lets go, never
+  entered twice at once: ``Server.start`` holds it (what stdio, the Streamable HTTP
+  lifespan start-up and ``StreamableHTTP.lifespan`` await before serving),
+  ``Server.stop`` lets go (after the server's own stop: requests ended, tasks cancelled),
+  and ``Server.hold_lifespan`` holds it around anything else (``connect_memory``). A
+  second transport serving the same ``Server`` shares the running one. A holder that
+  comes while it is being entered or exited waits for that to end.
+* A failure on entry is a ``ConfigError`` naming the server and what failed (the
+  original chained), and nothing is held: a transport does not start. A failure on exit
+  is logged with its traceback, and the stop goes on.
+* Its value, while nobody holds it, is a ``RuntimeError`` saying how it is entered;
+  without ``lifespan=`` it is always None.
+* It is this process's alone: another instance behind the same URL (where a 2026-07-28
+  retry or a task's ``tasks/get`` may land) runs its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeAlias, cast
+
+from mcp_elicit.errors import ConfigError
+
+__all__ = ["HasLifespan", "Lifespan", "LifespanFunction"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+#: ``lifespan=``: the server in, an async context manager whose value handlers read out
+#: (or an async generator function, taken as if decorated with ``asynccontextmanager``).
+LifespanFunction: TypeAlias = (
+    Callable[[Any], AbstractAsyncContextManager[Any]] | Callable[[Any], AsyncIterator[Any]]
+)
+
+
+class Lifespan:
+    """The ``lifespan=`` of the server ``owner`` (None: none), entered by its holders."""
+
+    def __init__(self, owner: object, function: LifespanFunction | None, name: str) -> None:
+        if function is not None and not callable(function):
+            raise ConfigError(
+                f"lifespan {function!r}: expected None or a function taking the server and returning an "
+                "async context manager (decorate it with @contextlib.asynccontextmanager)"
+            )
+        if inspect.isasyncgenfunction(function):  # the decorator left out: what it would do
+            function = contextlib.asynccontextmanager(function)
+        self.function = cast("Callable[[Any], AbstractAsyncContextManager[Any]] | None", function)
+        self._owner = owner
+        self._name = name
+        self._holders = 0
+        self._value: Any = None
+        self._manager: AbstractAsyncContextManager[Any] | None = None
+        #: Serialises entering and exiting; one per event loop (a lock binds to its loop).
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether it is entered (or there is none and something holds the server)."""
+        return self._holders > 0
+
+    @property
+    def value(self) -> Any:
+        """What it yielded; None without ``lifespan=``. ``RuntimeError`` while not entered."""
+        if self.function is None:
+            return None
+        if self._manager is None:
+            raise RuntimeError(
+                f"the lifespan of server {self._name!r} is not running: it is entered when the server "
+                "starts serving (mcp-elicit serve, StreamableHTTP's lifespan start-up, connect_memory), "
+                "or with 'async with server.hold_lifespan():'"
+            )
+        return self._value
+
+    def _guard(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
+
+    async def enter(self) -> Any:
+        """Hold it: entered now unless it already runs. Its value."""
+        async with self._guard():
+            if self._holders == 0 and self.function is not None:
+                await self._open(self.function)
+            self._holders += 1
+            return self._value
+
+    async def exit(self) -> None:
+        """Let go: exited now when this was its last holder (nothing when none holds it)."""
+        async with self._guard():
+            if self._holders == 0:
+                return
+            self._holders -= 1
+            if self._holders == 0 and self._manager is not None:
+                manager, self._manager, self._value = self._manager, None, None
+                try:
+                    await manager.__aexit__(None, None, None)
+                except Exception:
+                    log.exception("the lifespan of server %r failed on exit", self._name)
+
+    async def _open(self, function: Callable[[Any], AbstractAsyncContextManager[Any]]) -> None:
+        try:
+            manager = function(self._owner)
+            if not hasattr(manager, "__aenter__") or not hasattr(manager, "__aexit__"):
+                if inspect.iscoroutine(manager):
+                    manager.close()  # never awaited: no warning about it
+                raise TypeError(
+                    f"lifespan= returned {type(manager).__name__}, not an async context manager: "
+                    "decorate the function with @contextlib.asynccontextmanager and yield the value"
+                )
+            value = await manager.__aenter__()
+        except Exception as exc:
+            raise ConfigError(
+                f"the lifespan of server {self._name!r} failed on entry: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._manager, self._value = manager, value
+
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[Any]:
+        """Hold it for the ``async with`` block, which gets its value."""
+        value = await self.enter()
+        try:
+            yield value
+        finally:
+            await self.exit()
+
+
+class HasLifespan:
+    """A ``Server``'s lifespan as code outside its handlers sees it (a mixin: the server
+    sets ``_lifespan``)."""
+
+    _lifespan: Lifespan
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the ``lifespan`` yielded, while it runs (a handler's ``ctx.lifespan_context``);
+        None without one. ``RuntimeError`` saying how to enter it, while it does not run."""
+        return self._lifespan.value
+
+    def hold_lifespan(self) -> AbstractAsyncContextManager[Any]:
+        """``async with server.hold_lifespan() as value:`` keeps the ``lifespan`` entered for
+        the block (entered now unless a transport already did; exited after it unless one
+        still holds it): what ``connect_memory`` does, for calling handlers without a
+        transport or serving through one of your own."""
+        return self._lifespan.held()

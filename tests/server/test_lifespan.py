@@ -1,0 +1,275 @@
+"""``Server(lifespan=...)``: entered once when the server starts serving, exited once it
+stops, what it yielded read by handlers as ``ctx.lifespan_context`` (at both revisions,
+across 2026-07-28 rounds and in a task) and outside them as ``server.lifespan_context``; a
+failure on entry stops the start, with nothing left held. Through mcp-elicit's client in
+memory (``connect_memory`` holds it) and ``Server.start``/``stop`` as transports await
+them; the real transports are in tests/transports/test_lifespan_transports.py."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Form, Integer, KeyRing, Server
+from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores.memory import MemoryStore
+from mcp_elicit.transports.memory import connect_memory
+
+from support.memory import MemoryClient
+from support.readme import REVISIONS
+from support.tasks import WITH_TASKS, settle
+from support.waiting import hang_guard
+
+pytestmark = pytest.mark.anyio
+
+
+class Pool:
+    """What a lifespan opens: a stand-in for a database pool, saying when it is used."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+        self.open = True
+
+    def query(self, what: str) -> str:
+        assert self.open, "the pool was used after it was closed"
+        self.events.append(f"query {what}")
+        return f"rows for {what}"
+
+
+def pooled(events: list[str], **options: Any) -> Server:
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, Pool]]:
+        events.append(f"enter {server.name}")
+        pool = Pool(events)
+        try:
+            yield {"pool": pool}
+        finally:
+            pool.open = False
+            events.append("exit")
+
+    app = Server("pooled", lifespan=lifespan, **options)
+
+    @app.tool
+    async def count(ctx: Context, table: str) -> str:
+        """Count a table's rows, asking how many to show."""
+        pool = ctx.lifespan_context["pool"]
+        events.append("round")  # once per round: twice on 2026-07-28
+        answer = await ctx.elicit(f"How many rows of {table}?", Form(value=Integer()))
+        same = ctx.lifespan_context["pool"] is pool is app.lifespan_context["pool"]
+        return f"{pool.query(table)}, {answer.data['value'] if answer.data else '-'} shown, same pool: {same}"
+
+    @app.tool
+    def count_in_a_thread(table: str, ctx: Context) -> str:
+        """The same from a plain function (a worker thread)."""
+        return str(ctx.lifespan_context["pool"].query(table))
+
+    return app
+
+
+class Three:
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.accept(value=3)
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_the_yielded_value_reaches_handlers_and_every_round(revision: str) -> None:
+    events: list[str] = []
+    app = pooled(events)
+    async with connect_memory(app, answerer=Three(), versions=(revision,)) as client:
+        assert events == ["enter pooled"]
+        result = await client.call_tool("count", {"table": "bookings"})
+        assert result["content"][0]["text"] == "rows for bookings, 3 shown, same pool: True"
+        threaded = await client.call_tool("count_in_a_thread", {"table": "guests"})
+        assert threaded["content"][0]["text"] == "rows for guests"
+        assert isinstance(app.lifespan_context["pool"], Pool)
+    rounds = 2 if revision == "2026-07-28" else 1  # the handler runs again on the retry
+    assert events == ["enter pooled", *["round"] * rounds, "query bookings", "query guests", "exit"]
+
+
+async def test_several_connections_share_one_entry_exited_after_the_last() -> None:
+    events: list[str] = []
+    app = pooled(events)
+    async with connect_memory(app, answerer=Three()) as first:
+        async with connect_memory(app, answerer=Three(), versions=("2025-11-25",)) as second:
+            await first.call_tool("count_in_a_thread", {"table": "a"})
+            await second.call_tool("count_in_a_thread", {"table": "b"})
+        assert events == ["enter pooled", "query a", "query b"]  # the first still holds it
+        await first.call_tool("count_in_a_thread", {"table": "c"})
+    assert events == ["enter pooled", "query a", "query b", "query c", "exit"]
+    async with connect_memory(app, answerer=Three()) as again:  # a later start enters it anew
+        await again.call_tool("count_in_a_thread", {"table": "d"})
+    assert events[5:] == ["enter pooled", "query d", "exit"]
+
+
+async def test_holders_that_come_while_it_is_entered_wait_for_that_entry() -> None:
+    entered = 0
+    opening = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def slow(server: Server) -> AsyncIterator[str]:
+        nonlocal entered
+        entered += 1
+        await opening.wait()
+        yield "ready"
+
+    app = Server("slow", lifespan=slow)
+    async with hang_guard("three holders entering at once"):
+        holders = [asyncio.ensure_future(app.start()) for _ in range(2)]
+        held = app.hold_lifespan()
+        memory = asyncio.ensure_future(held.__aenter__())
+        await asyncio.sleep(0)
+        opening.set()
+        await asyncio.gather(*holders)
+        assert await memory == "ready"
+    assert entered == 1 and app.lifespan_context == "ready"
+    await app.stop()
+    await app.stop()
+    assert app.lifespan_context == "ready"  # the memory holder still holds it
+    await held.__aexit__(None, None, None)
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
+
+
+async def test_read_while_not_running_says_how_it_is_entered() -> None:
+    app = pooled([])
+    with pytest.raises(
+        RuntimeError,
+        match=r"the lifespan of server 'pooled' is not running: it is entered when the server starts "
+        r"serving \(mcp-elicit serve, StreamableHTTP's lifespan start-up, connect_memory\), or with "
+        r"'async with server.hold_lifespan\(\):'",
+    ):
+        app.lifespan_context  # noqa: B018
+
+
+async def test_without_a_lifespan_handlers_read_none() -> None:
+    app = Server("plain")
+
+    @app.tool
+    async def look(ctx: Context) -> str:
+        return repr(ctx.lifespan_context)
+
+    assert app.lifespan_context is None
+    async with connect_memory(app) as client:
+        assert (await client.call_tool("look"))["content"][0]["text"] == "None"
+
+
+class DatabaseDown(Exception):
+    pass
+
+
+async def test_a_failure_on_entry_stops_the_start_and_nothing_is_held() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def failing(server: Server) -> AsyncIterator[None]:
+        events.append("enter")
+        raise DatabaseDown("db.invalid:5432 refused the connection")
+        yield
+
+    app = Server("down", lifespan=failing)
+    says = r"the lifespan of server 'down' failed on entry: DatabaseDown: db\.invalid:5432 refused the connection"
+    with pytest.raises(ConfigError, match=says) as raised:
+        await app.start()
+    assert isinstance(raised.value.__cause__, DatabaseDown)
+    with pytest.raises(ConfigError, match=says):
+        async with connect_memory(app):
+            raise AssertionError("connected without its lifespan")
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
+    await app.stop()  # nothing held: nothing to exit
+    assert events == ["enter", "enter"]
+
+
+class BrokenStore(MemoryStore):
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        raise OSError("disk on fire")
+
+
+async def test_a_failed_start_exits_the_lifespan_it_entered() -> None:
+    events: list[str] = []
+    app = pooled(events, store=BrokenStore())  # the store check at start-up fails
+    with pytest.raises(ConfigError, match="disk on fire"):
+        await app.start()
+    assert events == ["enter pooled", "exit"]
+
+
+async def test_a_function_that_is_not_a_context_manager_says_how_to_write_it() -> None:
+    async def returns_a_dict(server: Server) -> dict[str, int]:
+        return {"pool": 1}
+
+    app = Server("misshapen", lifespan=returns_a_dict)  # type: ignore[arg-type]
+    with pytest.raises(
+        ConfigError,
+        match=r"failed on entry: TypeError: lifespan= returned coroutine, not an async context manager: "
+        r"decorate the function with @contextlib.asynccontextmanager and yield the value",
+    ):
+        await app.start()  # and the coroutine is closed: no "never awaited" warning (an error here)
+    with pytest.raises(ConfigError, match=r"lifespan 42: expected None or a function taking the server"):
+        Server("odd", lifespan=42)  # type: ignore[arg-type]
+
+
+async def test_an_async_generator_is_taken_as_if_decorated() -> None:
+    events: list[str] = []
+
+    async def undecorated(server: Server) -> AsyncIterator[str]:
+        events.append("enter")
+        yield "value"
+        events.append("exit")
+
+    app = Server("generator", lifespan=undecorated)
+    async with app.hold_lifespan() as value:
+        assert value == app.lifespan_context == "value"
+    assert events == ["enter", "exit"]
+
+
+async def test_a_failure_on_exit_is_logged_and_the_stop_goes_on(caplog: pytest.LogCaptureFixture) -> None:
+    @contextlib.asynccontextmanager
+    async def breaks_on_exit(server: Server) -> AsyncIterator[None]:
+        yield
+        raise DatabaseDown("the pool would not close")
+
+    app = Server("closing", lifespan=breaks_on_exit)
+    await app.start()
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+        await app.stop()
+    (record,) = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert record.getMessage() == "the lifespan of server 'closing' failed on exit"
+    assert record.exc_info is not None and isinstance(record.exc_info[1], DatabaseDown)
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
+
+
+async def test_a_task_reads_it_and_is_cancelled_before_it_is_exited() -> None:
+    events: list[str] = []
+    app = pooled(events, state_keys=KeyRing([b"t" * 16 + b"k" * 16]))
+    queried = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def report(ctx: Context, table: str) -> str:
+        await ctx.start_task(f"reporting on {table}")
+        ctx.lifespan_context["pool"].query(table)  # after the request was answered
+        queried.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            events.append("task cancelled")
+            raise
+        return "never"
+
+    await app.start()
+    client = MemoryClient(app, capabilities=WITH_TASKS)
+    created = await client.result("tools/call", {"name": "report", "arguments": {"table": "sales"}})
+    assert created["resultType"] == "task"
+    await settle(client, created["taskId"], "working")
+    async with hang_guard("the task's query"):
+        await queried.wait()
+    await app.stop()
+    assert events == ["enter pooled", "query sales", "task cancelled", "exit"]

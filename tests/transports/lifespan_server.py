@@ -1,0 +1,42 @@
+"""A server with a ``lifespan=``, for tests/transports/test_lifespan_transports.py: what
+happens is written to the file named by ``$LIFESPAN_EVENTS``, a line each (its entry, each
+round of a call, the call, its exit), and the entry fails when ``$LIFESPAN_FAIL`` is set,
+as a database that refuses the connection would."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+
+from mcp_elicit import Context, Form, Integer, Server
+
+
+def said(event: str) -> None:
+    with open(os.environ["LIFESPAN_EVENTS"], "a", encoding="utf-8") as events:
+        events.write(event + "\n")
+
+
+@contextlib.asynccontextmanager
+async def pool(server: Server) -> AsyncIterator[dict[str, str]]:
+    if os.environ.get("LIFESPAN_FAIL"):
+        raise ConnectionRefusedError("the database at db.invalid:5432 refused the connection")
+    token = f"pool-{os.getpid()}"
+    said(f"enter {token}")
+    try:
+        yield {"pool": token}
+    finally:
+        said("exit")
+
+
+app = Server("pooled", lifespan=pool)
+
+
+@app.tool
+async def use_pool(ctx: Context) -> str:
+    """Read the pool, ask a number, read it again."""
+    first = ctx.lifespan_context["pool"]
+    said(f"round {first}")
+    answer = await ctx.elicit("How many?", Form(value=Integer()))
+    said(f"call {ctx.lifespan_context['pool']}")
+    return f"{first} {answer.data['value'] if answer.data else answer.action}"
