@@ -1,19 +1,23 @@
 """docs/migrating.md, run: its Python blocks are one server file, written out in order, served
 with ``mcp-elicit serve`` over stdio and called at both revisions by mcp-elicit's client,
-and every tool, the prompt and the resource do what the page says; the page is linked from
-the README."""
+and every tool, the prompt and the resource do what the page says (the bookings they share
+kept by its ``lifespan=``, its bare ``@app.tool`` registered); the page is linked from the
+README, and its table says what the code does about the lifespan and bare decorators."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+import runpy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcp_elicit import Server
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.transports.stdio_client import connect_stdio
 
 from support.procs import ROOT, cli
@@ -131,3 +135,28 @@ async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revis
             assert prompt["messages"][0]["content"]["text"] == "Plan an evening out in Lyon."
             read = await client.read_resource("bookings://septime")
             assert read["contents"][0]["text"] == "septime: 1 booked"
+
+
+async def test_the_page_s_lifespan_opens_the_bookings_and_closes_them(migrated: Path) -> None:
+    app = runpy.run_path(str(migrated))["app"]
+    assert isinstance(app, Server)
+    async with connect_memory(app, answerer=Person()) as client:
+        await client.call_tool("book_table", {"restaurant": "noma"})
+        bookings = app.lifespan_context["bookings"]
+        assert bookings == ["noma"]
+    assert bookings == []  # the lifespan's exit ran
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
+
+
+def test_the_table_says_what_the_code_does() -> None:
+    rows = {
+        line.split("|")[1].strip(): line.split("|")[4].strip()
+        for line in PAGE.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ") and line.count("|") >= 5
+    }
+    assert rows["register"].startswith("`@app.tool` or `@app.tool()`")
+    assert "`Server(lifespan=...)`" in rows["server-wide state"]
+    assert "`ctx.lifespan_context`" in rows["server-wide state"]
+    text = PAGE.read_text(encoding="utf-8")
+    assert "There is no `lifespan=`" not in text and "parentheses always" not in text

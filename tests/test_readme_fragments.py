@@ -50,6 +50,7 @@ FRAGMENTS = {
     "@app.tool(task=": "test_the_tasks_fragment",
     "# What narrows": "test_the_readme_servers_and_each_way_of_narrowing_type_check_strictly",
     "from mcp_elicit import RateLimited": "test_the_rate_limited_fragment",
+    "# lifespan": "test_the_lifespan_fragment",
 }
 
 
@@ -131,6 +132,23 @@ async def test_the_rate_limited_fragment() -> None:
         block = block_starting("python", "from mcp_elicit import RateLimited")
         await eval(compiled(block), {"client": client, "anyio": Clock})
     assert len(waits) == 1 and 0 < waits[0] <= 60, waits
+
+
+@pytest.mark.anyio
+async def test_the_lifespan_fragment() -> None:
+    """Its HTTP client is opened when the server starts serving, reached from the handler's
+    module the way the handler reaches it, and closed once the server has stopped (the
+    example's API is not called: the tests reach no host but 127.0.0.1)."""
+    names = run_fragment(block_starting("python", "# lifespan"), {})
+    app = names["app"]
+    async with connect_memory(app) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["forecast"]
+        http = app.lifespan_context
+        assert isinstance(http, httpx.AsyncClient) and not http.is_closed
+        assert str(http.base_url) == "https://api.example.com"
+    assert http.is_closed
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
 
 
 @dataclass
@@ -271,6 +289,7 @@ def test_the_exceptions_it_names_are_where_it_says() -> None:
         "AssertionError",
         "ValueError",
         "TypeError",
+        "RuntimeError",
         "PydanticCustomError",
         "UrlElicitationRequiredError",
     }
