@@ -209,6 +209,9 @@ class Server(StateKeys, HasLifespan, Dispatch):
         self.page_size = page_size
         self.clock = clock
         self._lifespan = Lifespan(self, lifespan, name)
+        #: Starts not yet stopped: each holds the lifespan once, and only a stop matching
+        #: one lets go (a second stop must not release what another holder holds).
+        self._starts = 0
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
@@ -268,6 +271,7 @@ class Server(StateKeys, HasLifespan, Dispatch):
         except BaseException:
             await self._lifespan.exit()
             raise
+        self._starts += 1
 
     async def stop(self) -> None:
         """What a transport awaits once it stops serving: sessions and subscriptions end,
@@ -282,7 +286,9 @@ class Server(StateKeys, HasLifespan, Dispatch):
             await self.relay.stop()
             await self.url_mode.close()
         finally:
-            await self._lifespan.exit()
+            if self._starts:  # a stop with no start of its own (twice, or a start that failed) holds nothing
+                self._starts -= 1
+                await self._lifespan.exit()
 
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving

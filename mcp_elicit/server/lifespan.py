@@ -10,7 +10,8 @@ Rules:
 * It is entered by its first holder and exited when its last holder lets go, never
   entered twice at once: ``Server.start`` holds it (what stdio, the Streamable HTTP
   lifespan start-up and ``StreamableHTTP.lifespan`` await before serving),
-  ``Server.stop`` lets go (after the server's own stop: requests ended, tasks cancelled),
+  ``Server.stop`` lets go of one start's share (after the server's own stop: requests
+  ended, tasks cancelled; a stop without a start of its own lets go of nothing),
   and ``Server.hold_lifespan`` holds it around anything else (``connect_memory``). A
   second transport serving the same ``Server`` shares the running one. A holder that
   comes while it is being entered or exited waits for that to end.

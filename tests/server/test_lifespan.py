@@ -273,3 +273,44 @@ async def test_a_task_reads_it_and_is_cancelled_before_it_is_exited() -> None:
         await queried.wait()
     await app.stop()
     assert events == ["enter pooled", "query sales", "task cancelled", "exit"]
+
+
+async def test_a_stop_lets_go_only_of_what_a_start_held() -> None:
+    # a stop with no start of its own (a second stop, or the HTTP app's stop after a start
+    # cancelled before it held anything) must not release another holder's share
+    events: list[str] = []
+    app = pooled(events)
+    async with connect_memory(app, answerer=Three()) as client:
+        await app.stop()  # never started
+        await client.call_tool("count_in_a_thread", {"table": "a"})
+        await app.start()
+        await app.stop()
+        await app.stop()  # twice
+        await client.call_tool("count_in_a_thread", {"table": "b"})
+        assert events == ["enter pooled", "query a", "query b"]
+    assert events[-1] == "exit"
+
+
+async def test_a_start_cancelled_while_the_lifespan_opens_holds_nothing() -> None:
+    opening, closed = asyncio.Event(), asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def slow(server: Server) -> AsyncIterator[str]:
+        try:
+            opening.set()
+            await asyncio.Event().wait()  # a pool that never connects
+            yield "never"
+        finally:
+            closed.set()
+
+    app = Server("slow", lifespan=slow)
+    start = asyncio.ensure_future(app.start())
+    async with hang_guard("the lifespan starting to open"):
+        await opening.wait()
+    start.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    assert closed.is_set()  # what it was opening was told
+    await app.stop()  # as the HTTP app does after a cancelled start-up: nothing to let go
+    with pytest.raises(RuntimeError, match="is not running"):
+        app.lifespan_context  # noqa: B018
