@@ -128,6 +128,8 @@ class StdioServer:
         #: Set once stdout can no longer be written (its reader closed it).
         self._out_gone = asyncio.Event()
         self._stopping = False
+        #: ``Server.start`` while it runs (a lifespan opening a pool): a stop signal cancels it.
+        self._starting: asyncio.Future[None] | None = None
         #: Forwards the session's own messages (not tied to a request) to stdout.
         self._pushing: asyncio.Task[None] | None = None
 
@@ -155,6 +157,10 @@ class StdioServer:
         if self._out_gone.is_set():
             return
         self._out_gone.set()
+        if self._starting is not None:  # not serving yet: the start is given up
+            log.info("%s; stopping before serving", reason)
+            self._starting.cancel()
+            return
         waiting = self._writer.transport.get_write_buffer_size() if self._writer is not None else 0
         log.info(
             "%s; stopping: %d request(s) in flight cancelled unanswered, %d bytes unwritten",
@@ -186,7 +192,15 @@ class StdioServer:
         """Serve until stdin closes. Raises :class:`ConfigError` before reading anything
         when the server cannot start (a configured store that cannot be used)."""
         loop = asyncio.get_running_loop()
-        await self.server.start()
+        self._starting = asyncio.ensure_future(self.server.start())
+        try:
+            await self._starting
+        except asyncio.CancelledError:
+            if not self._starting.cancelled():  # this task was cancelled, not the start
+                raise
+            return  # a stop signal came while it started: nothing was served, nothing is held
+        finally:
+            self._starting = None
         pages = None
         if self.server.url_mode.page_host is None and self.server.url_mode.public_url is None:
             pages = self.server.url_mode.page_host = LoopbackPages(self.server)

@@ -1,10 +1,12 @@
 """A server with a ``lifespan=``, for tests/transports/test_lifespan_transports.py: what
 happens is written to the file named by ``$LIFESPAN_EVENTS``, a line each (its entry, each
 round of a call, the call, its exit), and the entry fails when ``$LIFESPAN_FAIL`` is set,
-as a database that refuses the connection would."""
+as a database that refuses the connection would, or never ends when ``$LIFESPAN_HANG`` is
+(a database that does not answer)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
@@ -21,6 +23,12 @@ def said(event: str) -> None:
 async def pool(server: Server) -> AsyncIterator[dict[str, str]]:
     if os.environ.get("LIFESPAN_FAIL"):
         raise ConnectionRefusedError("the database at db.invalid:5432 refused the connection")
+    if os.environ.get("LIFESPAN_HANG"):
+        said("opening")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            said("opening given up")
     token = f"pool-{os.getpid()}"
     said(f"enter {token}")
     try:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -26,9 +27,9 @@ from mcp_elicit.transports.stdio_client import connect_stdio
 from mcp_elicit.transports.stdio_server import StdioServer
 
 from support.http import meta
-from support.procs import ROOT, cli, free_port, http_process, refused_at_start, uvicorn_server
+from support.procs import ROOT, cli, free_port, http_process, refused_at_start, stdio_process, uvicorn_server
 from support.readme import REVISIONS
-from support.waiting import hang_guard
+from support.waiting import eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +245,20 @@ async def test_served_without_lifespan_events_it_warns_and_the_handler_is_told_w
     assert "the lifespan of server 'recording' is not running" in result["content"][0]["text"]
     assert any("the server's lifespan= is not entered" in r.getMessage() for r in caplog.records)
     assert events == []
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"]
+)
+async def test_over_stdio_a_stop_signal_while_it_opens_stops_the_server(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, code: int
+) -> None:
+    # a database that does not answer: Ctrl-C (or a SIGTERM) while the lifespan waits for it
+    # gives up the opening and ends the process, as it would once serving
+    monkeypatch.setenv("LIFESPAN_HANG", "1")
+    async with stdio_process(SERVER, log_dir=tmp_path) as served:
+        await eventually(lambda: events.exists() and read(events), "the lifespan starting to open")
+        served.proc.send_signal(sig)
+        async with hang_guard("the server ending"):
+            assert await served.proc.wait() == code, served.stderr()
+    assert read(events) == ["opening", "opening given up"]
