@@ -3,10 +3,9 @@ registered with decorators, and the capabilities they add up to.
 
 Rules: names (and resource URIs) are unique; list results keep registration order. A
 tool, prompt, resource or template registered with ``scopes`` needs them of a caller's
-token over HTTP, to use it or (a resource) to subscribe to it (``needed_scopes``: the
-transport refuses with 403 ``insufficient_scope`` before any handler runs); ``scoped`` names the methods such a check applies to, empty
-(nothing to look up) while nothing has scopes. A
-kind once declared (tools, prompts, resources, completions) stays declared while the
+token over HTTP, to use it or (a resource) to subscribe to it (``needed_scopes``, of
+``scope_lookup``: the transport refuses with 403 ``insufficient_scope`` before any
+handler runs). A kind once declared (tools, prompts, resources, completions) stays declared while the
 server runs, its list empty once the last one is removed: a client that negotiated it,
 or heard its list change, is never told the method does not exist. Every
 change after start-up is announced through ``_changed(kind)`` (the server tells the
@@ -20,18 +19,17 @@ its ``TypeError`` otherwise, is ``decorator_args``'s.
 
 from __future__ import annotations
 
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from mcp_elicit.core.subscriptions import MAX_ITEMS
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
 from mcp_elicit.server.decorator_args import bare, check_options, taken, text_option
 from mcp_elicit.server.listing_extras import tool_annotations, tool_icons
 from mcp_elicit.server.prompts import PromptDef
-from mcp_elicit.server.resources import Readable, ResourceDef, find_resource, is_template
+from mcp_elicit.server.resources import Readable, ResourceDef, is_template
+from mcp_elicit.server.scope_lookup import ScopeLookup
 from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import ToolDef
 
@@ -43,31 +41,18 @@ __all__ = ["Catalog"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _shown_uri(uri: str) -> str:
-    """A registered URI as a refusal names it, quoted: what a header's quoted string may not
-    carry (a quote, a backslash, a control or non-ASCII character) %-encoded, cut at 200."""
-    shown = "".join(
-        c if "!" <= c <= "~" and c not in "\"'\\" else urllib.parse.quote(c, safe="") for c in uri
-    )
-    return f"'{shown[:200]}...'" if len(shown) > 200 else f"'{shown}'"
-
-
 #: How to resolve a resource registered at a URI already served.
 _OWN_URI = "serve this one at a URI of its own, or remove the other first (app.remove_resource({uri!r}))"
 
 
-class Catalog:
+class Catalog(ScopeLookup):
     """The registrations of one server (``Server`` is one)."""
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolDef] = {}
-        #: The scopes of the tools that need some (``tool(scopes=...)``), by name; of the
-        #: prompts, by name; of the resources and templates, by their registered URI.
         self.tool_scopes: dict[str, tuple[str, ...]] = {}
         self.prompt_scopes: dict[str, tuple[str, ...]] = {}
         self.resource_scopes: dict[str, tuple[str, ...]] = {}
-        #: The methods a scope check applies to: empty while nothing has scopes, so the
-        #: HTTP transport's check costs one test then.
         self.scoped: frozenset[str] = frozenset()
         self._prompts: dict[str, PromptDef] = {}
         self._resources: dict[str, ResourceDef] = {}
@@ -333,93 +318,6 @@ class Catalog:
             self.resource_scopes[uri] = res.scopes
             self._rescope()
         self._changed("resources")
-
-    def _rescope(self) -> None:
-        """``scoped`` anew, after a registration with scopes came or went."""
-        methods = {"tools/call"} if self.tool_scopes else set()
-        if self.prompt_scopes:
-            methods |= {"prompts/get", "completion/complete"}
-        if self.resource_scopes:  # hearing of a change is reading's too
-            methods |= {
-                "resources/read",
-                "resources/subscribe",
-                "subscriptions/listen",
-                "completion/complete",
-            }
-        self.scoped = frozenset(methods)
-
-    def scoped_names(self) -> list[str]:
-        """What has scopes, as a refusal names it ("tool 'push'", "prompt 'plan'"...)."""
-        return [
-            *(f"tool {name!r}" for name in self.tool_scopes),
-            *(f"prompt {name!r}" for name in self.prompt_scopes),
-            *(f"resource {_shown_uri(uri)}" for uri in self.resource_scopes),
-        ]
-
-    def needed_scopes(
-        self, method: str, params: object, principal: Principal | None
-    ) -> tuple[str, tuple[str, ...]] | None:
-        """What a request of ``method`` with ``params`` uses that has ``scopes`` (its tool,
-        prompt, or resource or template; a completion's prompt or template; the resources
-        a ``resources/subscribe`` or ``subscriptions/listen`` would hear of), named for the
-        refusal, and those scopes; None when it uses nothing that has some, names nothing
-        registered, or reads a resource ``readable`` refuses ``principal`` (the handler's
-        answer says so: "not found", never a 403 telling the resource is there)."""
-        if not isinstance(params, Mapping):
-            return None
-        if method == "tools/call" or method == "prompts/get":
-            kind, scopes = (
-                ("tool", self.tool_scopes) if method == "tools/call" else ("prompt", self.prompt_scopes)
-            )
-            name = params.get("name")
-            needed = scopes.get(name) if isinstance(name, str) else None
-            return None if needed is None else (f"{kind} {name!r}", needed)
-        if method == "completion/complete":
-            ref = params.get("ref")
-            ref = ref if isinstance(ref, Mapping) else {}
-            name, uri = ref.get("name"), ref.get("uri")
-            if ref.get("type") == "ref/prompt" and isinstance(name, str) and name in self.prompt_scopes:
-                return f"prompt {name!r}", self.prompt_scopes[name]
-            if ref.get("type") == "ref/resource" and isinstance(uri, str) and uri in self.resource_scopes:
-                return f"resource {_shown_uri(uri)}", self.resource_scopes[uri]
-            return None
-        if method == "subscriptions/listen":
-            return self._listened(params, principal)
-        uri = params.get("uri")
-        if method not in ("resources/read", "resources/subscribe") or not isinstance(uri, str):
-            return None
-        return self._needed_to_read(uri, principal)
-
-    def _needed_to_read(self, uri: str, principal: Principal | None) -> tuple[str, tuple[str, ...]] | None:
-        """The resource or template serving ``uri`` and its scopes, found as the read finds
-        it (``find_resource``), if it has some and ``readable`` lets ``principal`` read it."""
-        try:
-            found, variables = find_resource(self._resources, self._templates, uri)
-            if not found.scopes or not found.may_read(principal, variables):
-                return None
-        except Exception:  # not found, or a readable rule that fails: the handler's answer says so
-            return None
-        return f"resource {_shown_uri(found.uri)}", found.scopes
-
-    def _listened(
-        self, params: Mapping[str, Any], principal: Principal | None
-    ) -> tuple[str, tuple[str, ...]] | None:
-        """The scoped resources a listen's ``resourceSubscriptions`` name, the first named
-        (and how many more), and every scope they need together."""
-        notifications = params.get("notifications")
-        uris = notifications.get("resourceSubscriptions") if isinstance(notifications, Mapping) else None
-        if not isinstance(uris, list) or len(uris) > MAX_ITEMS:  # the handler refuses it (-32602)
-            return None
-        named: dict[str, tuple[str, ...]] = {}
-        for uri in uris:
-            found = self._needed_to_read(uri, principal) if isinstance(uri, str) else None
-            if found is not None:
-                named.setdefault(*found)
-        if not named:
-            return None
-        first, *more = named
-        what = f"{first} (and {len(more)} more)" if more else first
-        return what, tuple(dict.fromkeys(scope for scopes in named.values() for scope in scopes))
 
     def completion(self, misused: object = None, /) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``
