@@ -14,7 +14,8 @@ made on the event loop: from a plain-function handler's worker thread it is hand
 loop (``on_loop``), so a listing never sees a dict change under it; the function is read
 (signature, schema) in the calling thread, and a refused registration raises there.
 ``@app.tool`` and ``@app.prompt`` work without their call; what a decorator accepts, and
-its ``TypeError`` otherwise, is ``decorator_args``'s.
+its ``TypeError`` otherwise, is ``decorator_args``'s (``listing_extras``'s for icons,
+annotations, ``meta`` and a resource's ``size``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.auth import Principal, scope_names
 from mcp_elicit.server.completion import Suggester, check_reference
 from mcp_elicit.server.decorator_args import bare, check_options, taken, text_option
-from mcp_elicit.server.listing_extras import tool_annotations, tool_icons
+from mcp_elicit.server.listing_extras import listing_extras
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import Readable, ResourceDef, is_template
 from mcp_elicit.server.scope_lookup import ScopeLookup
@@ -134,10 +135,7 @@ class Catalog(ScopeLookup):
             meta=("mapping", meta),
             single_use_state=("flag", single_use_state),
         )
-        try:
-            listed_annotations, listed_icons = tool_annotations(annotations), tool_icons(icons)
-        except TypeError as exc:
-            raise TypeError(f"app.tool(): {exc}") from None
+        extras = listing_extras("tool", icons=icons, annotations=annotations)
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
         needed = scope_names("app.tool(): scopes", scopes)
@@ -151,9 +149,9 @@ class Catalog(ScopeLookup):
                 input_schema=input_schema,
                 output_schema=output_schema,
                 structured=structured,
-                annotations=listed_annotations,
+                annotations=extras.get("annotations"),
                 meta=meta,
-                icons=listed_icons,
+                icons=extras.get("icons"),
             )
             tool.single_use_state = single_use_state
             tool.task = task
@@ -221,6 +219,8 @@ class Catalog(ScopeLookup):
         *,
         title: str | None = None,
         description: str | None = None,
+        icons: list[Mapping[str, Any] | mcp_types.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
     ) -> Callable[[F], F]: ...
     def prompt(
@@ -229,20 +229,26 @@ class Catalog(ScopeLookup):
         *,
         title: str | None = None,
         description: str | None = None,
+        icons: list[Mapping[str, Any] | mcp_types.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
         scopes: Sequence[str] = (),
     ) -> Any:
         """Register a function as a prompt; its parameters are the prompt's arguments.
         ``scopes``: as a tool's (``tool(scopes=...)``), needed to get it (or complete its
-        arguments) over HTTP. ``@app.prompt`` without its call: as ``@app.tool``."""
-        function = bare("prompt", name, title, description, scopes or None)
+        arguments) over HTTP. ``icons`` and ``meta``: as a tool's (``listing_extras``).
+        ``@app.prompt`` without its call: as ``@app.tool``."""
+        function = bare("prompt", name, title, description, icons, meta, scopes or None)
         if function is not None:
             return self.prompt()(function)
         named = text_option("prompt", "name", name, "")
-        check_options("prompt", title=("text", title), description=("text", description))
+        check_options(
+            "prompt", title=("text", title), description=("text", description), meta=("mapping", meta)
+        )
+        extras = listing_extras("prompt", icons=icons, meta=meta)
         needed = scope_names("app.prompt(): scopes", scopes)
 
         def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name=named, title=title, description=description)
+            prompt = PromptDef.build(fn, name=named, title=title, description=description, extras=extras)
             prompt.scopes = needed
             self._add_prompt(prompt)
             return fn
@@ -267,6 +273,10 @@ class Catalog(ScopeLookup):
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | mcp_types.Annotations | None = None,
+        icons: list[Mapping[str, Any] | mcp_types.Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
         readable: Readable | None = None,
         scopes: Sequence[str] = (),
     ) -> Callable[[F], F]:
@@ -274,7 +284,9 @@ class Catalog(ScopeLookup):
         ``readable(principal, **variables) -> bool`` limits who may read it, subscribe to it
         and hear of its changes (to anyone else it is "not found"). ``scopes``: as a tool's
         (``tool(scopes=...)``), needed to read it (or complete a template's variables) over
-        HTTP; a caller ``readable`` refuses is told "not found" first."""
+        HTTP; a caller ``readable`` refuses is told "not found" first. ``annotations``
+        (audience, priority, lastModified), ``icons``, ``meta`` and a fixed resource's
+        ``size`` in bytes are listed as they are given (``listing_extras``)."""
         text_option("resource", "uri", uri, '"scheme://..."')
         text_option("resource", "name", name, '"scheme://..."')
         check_options(
@@ -282,6 +294,11 @@ class Catalog(ScopeLookup):
             title=("text", title),
             description=("text", description),
             mime_type=("text", mime_type),
+            meta=("mapping", meta),
+        )
+        template = isinstance(uri, str) and is_template(uri)
+        extras = listing_extras(
+            "resource", icons=icons, annotations=annotations, meta=meta, size=size, template=template
         )
         needed = scope_names("app.resource(): scopes", scopes)
 
@@ -294,6 +311,7 @@ class Catalog(ScopeLookup):
                 description=description,
                 mime_type=mime_type,
                 readable=readable,
+                extras=extras,
             )
             res.scopes = needed
             self._add_resource(res)

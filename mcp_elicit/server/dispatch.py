@@ -52,7 +52,7 @@ from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.lifespan import Lifespan
-from mcp_elicit.server.listing_extras import listed_tools
+from mcp_elicit.server.listing_extras import listed
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rate_limits import ToolCallLimit
@@ -193,7 +193,7 @@ class Dispatch(Catalog):
         if method == "tools/call":
             return self._call_tool(call, channel, principal, headers, asker)
         if method == "tools/list":
-            tools = listed_tools((t.wire for t in self._tools.values()), call.revision)
+            tools = listed((t.wire for t in self._tools.values()), call.revision)
             return _ready(paginate(params, "tools", self.page_size, tools))
         if method == "server/discover":
             return _ready(core.discover())
@@ -202,13 +202,12 @@ class Dispatch(Catalog):
         if method == "resources/read":
             return self._read_resource(call, channel, principal, asker)
         if method == "prompts/list":
-            return _ready(
-                paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
-            )
+            prompts = listed((p.wire for p in self._prompts.values()), call.revision)
+            return _ready(paginate(params, "prompts", self.page_size, prompts))
         if method == "resources/list":
-            return _ready(self._list_resources(params, principal, modern=call.modern))
+            return _ready(self._list_resources(params, principal, call.revision, modern=call.modern))
         if method == "resources/templates/list":
-            templates = [r.wire for r in self._templates]
+            templates = listed((r.wire for r in self._templates), call.revision)
             return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
         if method == "completion/complete":
             if self.call_limit is not None:  # the one test on the path when it is off
@@ -324,7 +323,7 @@ class Dispatch(Catalog):
         return may_read
 
     def _list_resources(
-        self, params: Mapping[str, Any], principal: Principal | None, *, modern: bool
+        self, params: Mapping[str, Any], principal: Principal | None, revision: str, *, modern: bool
     ) -> dict[str, Any]:
         """``resources/list``: a fixed resource with a ``readable`` rule is named only to
         the callers it lets read it (a rule that fails counts as no, logged); a list that
@@ -334,9 +333,8 @@ class Dispatch(Catalog):
         resources = self._resources.values()
         private = cursor_private(params, "resources")
         if all(r.readable is None for r in resources):
-            result = paginate(
-                params, "resources", self.page_size, [r.wire for r in resources], private=private
-            )
+            shown = listed((r.wire for r in resources), revision)
+            result = paginate(params, "resources", self.page_size, shown, private=private)
         else:
             private, shown = True, []
             for r in resources:
@@ -345,7 +343,7 @@ class Dispatch(Catalog):
                         shown.append(r.wire)
                 except Exception:
                     log.exception("the readable rule of resource %r failed; it is not listed", r.uri)
-            result = paginate(params, "resources", self.page_size, shown, private=True)
+            result = paginate(params, "resources", self.page_size, listed(shown, revision), private=True)
         if modern and private:
             result["cacheScope"] = "private"
         return result

@@ -1,67 +1,154 @@
-"""A tool's icons and annotations: what ``app.tool(icons=..., annotations=...)`` lists.
+"""What a listing entry carries beside a name and text: the ``icons=``, ``annotations=`` and
+``meta=`` of ``app.tool``, ``app.prompt`` and ``app.resource`` (a fixed resource's ``size=``
+too), and what each revision is listed of them.
 
 Rules:
-- Each is given as a mapping in the spec's words (``{"readOnlyHint": True}``) or as the
-  ``mcp_types`` model (``ToolAnnotations``, ``Icon``) a server written with the official
-  SDK already builds; any pydantic model is read by its aliases, its unset fields left out.
+- Icons and annotations are each given as a mapping in the spec's words
+  (``{"readOnlyHint": True}``) or as the ``mcp_types`` model a server written with the
+  official SDK already builds: ``Icon``; ``ToolAnnotations`` for a tool, ``Annotations``
+  (audience, priority, lastModified) for a resource or template. A prompt has no
+  annotations. Any pydantic model is read by its aliases, its unset fields left out.
 - Only the spec's keys: a model's Python name (``read_only_hint``) is refused saying the
-  spec's name, and a key of one's own saying to put it in the tool's ``meta=`` (``_meta``
-  is where the spec lets a server add its own). The schema would carry such a key (it
-  does not close these objects), so this is a choice: a misspelt hint (``readonlyHint``)
-  is caught, and nothing is moved to ``_meta`` behind the author's back.
+  spec's name, and a key of one's own saying to put it in the same decorator's ``meta=``
+  (``_meta`` is where the spec lets a server add its own). The schema would carry such a
+  key (it does not close these objects), so this is a choice: a misspelt hint
+  (``readonlyHint``) is caught, and nothing is moved to ``_meta`` behind the author's back.
 - Each spec field is checked against its type, strictly, and a field set to None is left
-  out (the schema has no null there): what the listing cannot carry is a ``TypeError`` at
-  registration, naming the option, the icon and the field.
-- Icons came with 2025-11-25: a session of an earlier revision (2025-06-18, 2025-03-26)
-  is listed its tools without them (``listed_tools``), since its Tool has no such key. The
-  annotations go to every revision as they are: each one the server speaks has the same five.
+  out (the schema has no null there); ``lastModified`` must read as an ISO 8601 date-time,
+  as the spec's text asks. A ``size`` is a fixed resource's, in bytes, a whole number not
+  below 0; a template has none (its resources differ). What the listing cannot carry is a
+  ``TypeError`` at registration, ``app.<decorator>(): ...``, naming the option, the icon
+  and the field. An empty list or mapping adds nothing.
+- Revisions (``listed``): icons came with 2025-11-25, so a session of 2025-06-18 or
+  2025-03-26 is listed every entry without them; an annotation's ``lastModified`` came
+  with 2025-06-18, so a 2025-03-26 session's entries leave it out (and annotations left
+  empty). The rest goes to every revision the server speaks as it is.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types
 from pydantic import BaseModel, ValidationError
 
 from mcp_elicit.wire.versions import REV_2025_06_18
 
-#: The revisions the server speaks whose Tool has no ``icons``.
+__all__ = ["WITHOUT_ICONS", "WITHOUT_LAST_MODIFIED", "listed", "listing_extras"]
+
+#: The revisions the server speaks whose Tool, Prompt, Resource and ResourceTemplate have
+#: no ``icons``; and whose ``Annotations`` have no ``lastModified``.
 WITHOUT_ICONS = frozenset({REV_2025_06_18, "2025-03-26"})
+WITHOUT_LAST_MODIFIED = frozenset({"2025-03-26"})
+
+#: The annotations each decorator takes (a prompt takes none).
+_ANNOTATIONS: dict[str, type[BaseModel]] = {
+    "tool": mcp_types.ToolAnnotations,
+    "resource": mcp_types.Annotations,
+}
 
 
-def listed_tools(wires: Iterable[dict[str, Any]], revision: str) -> list[dict[str, Any]]:
-    """The tools' listing entries as ``revision`` has them (see the rules)."""
+def listed(wires: Iterable[dict[str, Any]], revision: str) -> list[dict[str, Any]]:
+    """The listing entries (tools, prompts, resources or templates) as ``revision`` has them
+    (see the rules)."""
     if revision not in WITHOUT_ICONS:
         return list(wires)
-    return [{k: v for k, v in wire.items() if k != "icons"} if "icons" in wire else wire for wire in wires]
+    return [_as_of(wire, revision) for wire in wires]
 
 
-def tool_annotations(annotations: object) -> dict[str, Any] | None:
-    """``annotations`` as the listing's ``annotations`` object (None: none)."""
-    if annotations is None:
-        return None
+def _as_of(wire: dict[str, Any], revision: str) -> dict[str, Any]:
+    annotations: dict[str, Any] = wire.get("annotations") or {}
+    stale = revision in WITHOUT_LAST_MODIFIED and "lastModified" in annotations
+    if "icons" not in wire and not stale:
+        return wire
+    entry = {key: value for key, value in wire.items() if key != "icons"}
+    if stale:
+        kept = {key: value for key, value in annotations.items() if key != "lastModified"}
+        if kept:
+            entry["annotations"] = kept
+        else:
+            del entry["annotations"]
+    return entry
+
+
+def listing_extras(
+    decorator: Literal["tool", "prompt", "resource"],
+    *,
+    icons: object = None,
+    annotations: object = None,
+    meta: Mapping[str, Any] | None = None,
+    size: object = None,
+    template: bool = False,
+) -> dict[str, Any]:
+    """What ``app.<decorator>(...)``'s options add to its listing entry, in the spec's words
+    (``icons``, ``annotations``, ``_meta``, ``size``), each only when given and not empty;
+    ``TypeError`` naming what the listing cannot carry (see the rules). ``meta`` is a
+    mapping already (``decorator_args.check_options``); ``template``: the resource is one."""
+    try:
+        icon_list = _icons(decorator, icons)
+        annotated = {} if annotations is None else _annotations(decorator, annotations)
+        sized = None if size is None else _size(size, template)
+    except TypeError as exc:
+        raise TypeError(f"app.{decorator}(): {exc}") from None
+    extras: dict[str, Any] = {}
+    if sized is not None:
+        extras["size"] = sized
+    if annotated:
+        extras["annotations"] = annotated
+    if icon_list:
+        extras["icons"] = icon_list
+    if meta:
+        extras["_meta"] = dict(meta)
+    return extras
+
+
+def _annotations(decorator: str, annotations: object) -> dict[str, Any]:
+    model = _ANNOTATIONS[decorator]
     if not isinstance(annotations, Mapping | BaseModel):
         raise TypeError(f"annotations {annotations!r}: expected None or a mapping")
-    return _checked("annotations", annotations, mcp_types.ToolAnnotations)
+    wire = _checked(decorator, "annotations", annotations, model)
+    stamp = wire.get("lastModified")
+    if stamp is not None:
+        try:
+            dt.datetime.fromisoformat(stamp)
+        except ValueError:
+            raise TypeError(
+                f"annotations: lastModified {stamp!r} is not an ISO 8601 date-time (2025-01-12T15:00:58Z)"
+            ) from None
+    return wire
 
 
-def tool_icons(icons: object) -> list[Mapping[str, Any]] | None:
-    """``icons`` as the listing's ``icons`` array (None: none)."""
+def _icons(decorator: str, icons: object) -> list[dict[str, Any]]:
     if icons is None:
-        return None
+        return []
     if not isinstance(icons, list):
         raise TypeError(f"icons {icons!r}: expected None or a list of mappings")
-    listed: list[Mapping[str, Any]] = []
+    checked: list[dict[str, Any]] = []
     for n, icon in enumerate(icons):
         if not isinstance(icon, Mapping | BaseModel):
             raise TypeError(f"icons[{n}] {icon!r}: expected a mapping or an mcp_types.Icon")
-        listed.append(_checked(f"icons[{n}]", icon, mcp_types.Icon))
-    return listed
+        checked.append(_checked(decorator, f"icons[{n}]", icon, mcp_types.Icon))
+    return checked
 
 
-def _checked(where: str, given: Mapping[str, Any] | BaseModel, model: type[BaseModel]) -> dict[str, Any]:
+def _size(size: object, template: bool) -> int:
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise TypeError(
+            f"size {size!r}: expected None or the resource's size in bytes, a whole number (0 or more)"
+        )
+    if template:
+        raise TypeError(
+            "size: a resource template has no size (the resources it serves differ); "
+            "give size= to a fixed resource"
+        )
+    return size
+
+
+def _checked(
+    decorator: str, where: str, given: Mapping[str, Any] | BaseModel, model: type[BaseModel]
+) -> dict[str, Any]:
     if isinstance(given, BaseModel):
         wire: dict[str, Any] = given.model_dump(mode="json", by_alias=True, exclude_none=True)
     else:
@@ -73,9 +160,14 @@ def _checked(where: str, given: Mapping[str, Any] | BaseModel, model: type[BaseM
         written = next((alias for alias, name in spec_names.items() if name == key), None)
         if written is not None:
             raise TypeError(f"{where}: {key} is written {written}")
+        if isinstance(given, BaseModel) and type(given).__name__ != model.__name__:
+            raise TypeError(
+                f"{where}: a {type(given).__name__} has {key!r}, which is not one of the spec's "
+                f"({', '.join(spec_names)}): give an mcp_types.{model.__name__} or a mapping"
+            )
         raise TypeError(
             f"{where}: {key!r} is not one of the spec's ({', '.join(spec_names)}); "
-            "a key of your own goes in the tool's meta="
+            f"a key of your own goes in the {decorator}'s meta="
         )
     try:
         model.model_validate(wire, strict=True)

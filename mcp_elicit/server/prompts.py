@@ -50,7 +50,10 @@ class PromptDef:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> PromptDef:
+        """The prompt ``fn`` makes; ``extras``: what its listing entry adds
+        (``listing_extras``: icons, ``_meta``), checked already."""
         fn = handler(fn, "prompt")
         sig = Signature.of(fn, context_type=Context)
         prompt_name = check_name("prompt", name if name is not None else handler_name(fn, "prompt"))
@@ -69,7 +72,7 @@ class PromptDef:
             args.append(entry)
         if args:
             wire["arguments"] = args
-        prompt.wire = wire
+        prompt.wire = {**wire, **(extras or {})}
         return prompt
 
     async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -222,7 +222,10 @@ class ResourceDef:
         description: str | None = None,
         mime_type: str | None = None,
         readable: Readable | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> ResourceDef:
+        """The resource or template serving ``uri``; ``extras``: what its listing entry adds
+        (``listing_extras``: size, annotations, icons, ``_meta``), checked already."""
         if readable is not None and (not callable(readable) or inspect.iscoroutinefunction(readable)):
             raise ValueError(
                 f"resource {uri!r}: readable= takes a plain function (principal, **variables) -> bool; "
@@ -264,7 +267,7 @@ class ResourceDef:
             wire["description"] = doc
         if mime_type:
             wire["mimeType"] = mime_type
-        res.wire = wire
+        res.wire = {**wire, **(extras or {})}
         return res
 
     def match(self, uri: str) -> dict[str, str] | None:

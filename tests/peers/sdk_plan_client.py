@@ -1,12 +1,15 @@
 """The official Python SDK's client (``mcp`` 2.3.0) running a plan, for the server's interop
-tests (tests/server/test_interop_clients.py). Run with the peer's own python:
+tests (tests/server/test_interop_clients.py, test_listing_extras_prompts_resources.py). Run
+with the peer's own python:
 
     python sdk_plan_client.py PLAN.json
 
 The plan is the one tests/peers/ts/client.mjs reads: ``era`` is the SDK's ``mode``
 (``auto`` or ``legacy``), ``url`` or ``command`` says where the server is, ``answers`` and
-``steps`` say what to answer and do. The SDK declares elicitation (form and url) whenever
-an elicitation callback is given, and nothing without one, so ``elicitation`` may only be
+``steps`` say what to answer and do (``listTools``, ``callTool``, ``getPrompt``,
+``readResource``; this client also takes ``listPrompts``, ``listResources`` and
+``listResourceTemplates``). The SDK declares elicitation (form and url) whenever an
+elicitation callback is given, and nothing without one, so ``elicitation`` may only be
 ``{"form": {}, "url": {}}`` or null here. An answer may carry ``delayMs`` (how long the
 person takes before answering), ``secret`` (typed into the server's page, as a person
 would) and ``awaitComplete`` (answer once the server's ``notifications/elicitation/complete``
@@ -112,6 +115,12 @@ async def main(plan: dict[str, Any]) -> None:
                     out = await client.get_prompt(step["name"], step.get("arguments") or {})
                 elif step["op"] == "readResource":
                     out = await client.read_resource(step["uri"])
+                elif step["op"] == "listPrompts":
+                    out = await client.list_prompts()
+                elif step["op"] == "listResources":
+                    out = await client.list_resources()
+                elif step["op"] == "listResourceTemplates":
+                    out = await client.list_resource_templates()
                 else:
                     raise ValueError(f"unknown step {step['op']}")
                 results.append({"result": out.model_dump(mode="json", by_alias=True, exclude_none=True)})
