@@ -19,10 +19,13 @@ Rules:
   below 0; a template has none (its resources differ). What the listing cannot carry is a
   ``TypeError`` at registration, ``app.<decorator>(): ...``, naming the option, the icon
   and the field. An empty list or mapping adds nothing.
-- Revisions (``listed``): icons came with 2025-11-25, so a session of 2025-06-18 or
-  2025-03-26 is listed every entry without them; an annotation's ``lastModified`` came
-  with 2025-06-18, so a 2025-03-26 session's entries leave it out (and annotations left
-  empty). The rest goes to every revision the server speaks as it is.
+- Revisions (``listed``): an entry is listed with the keys its revision's Tool, Prompt,
+  Resource or ResourceTemplate has (``LACKS``). Icons came with 2025-11-25, so a session
+  of 2025-06-18 or 2025-03-26 is listed every entry without them; ``title``, ``_meta`` and
+  an annotation's ``lastModified`` came with 2025-06-18, so a 2025-03-26 session's
+  entries leave them out (and annotations left empty). The rest goes to every revision
+  the server speaks as it is (a tool's ``outputSchema`` too, which 2025-03-26 lacks: it
+  goes with the ``structuredContent`` of the tool's results, not a listing's choice).
 """
 
 from __future__ import annotations
@@ -36,12 +39,14 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_elicit.wire.versions import REV_2025_06_18
 
-__all__ = ["WITHOUT_ICONS", "WITHOUT_LAST_MODIFIED", "listed", "listing_extras"]
+__all__ = ["LACKS", "listed", "listing_extras"]
 
-#: The revisions the server speaks whose Tool, Prompt, Resource and ResourceTemplate have
-#: no ``icons``; and whose ``Annotations`` have no ``lastModified``.
-WITHOUT_ICONS = frozenset({REV_2025_06_18, "2025-03-26"})
-WITHOUT_LAST_MODIFIED = frozenset({"2025-03-26"})
+#: What the Tool, Prompt, Resource and ResourceTemplate of a revision the server speaks
+#: lack of the keys it lists ("annotations.lastModified": that key of the annotations).
+LACKS: dict[str, frozenset[str]] = {
+    REV_2025_06_18: frozenset({"icons"}),
+    "2025-03-26": frozenset({"icons", "title", "_meta", "annotations.lastModified"}),
+}
 
 #: The annotations each decorator takes (a prompt takes none).
 _ANNOTATIONS: dict[str, type[BaseModel]] = {
@@ -53,17 +58,18 @@ _ANNOTATIONS: dict[str, type[BaseModel]] = {
 def listed(wires: Iterable[dict[str, Any]], revision: str) -> list[dict[str, Any]]:
     """The listing entries (tools, prompts, resources or templates) as ``revision`` has them
     (see the rules)."""
-    if revision not in WITHOUT_ICONS:
+    lacks = LACKS.get(revision)
+    if lacks is None:
         return list(wires)
-    return [_as_of(wire, revision) for wire in wires]
+    return [_as_of(wire, lacks) for wire in wires]
 
 
-def _as_of(wire: dict[str, Any], revision: str) -> dict[str, Any]:
+def _as_of(wire: dict[str, Any], lacks: frozenset[str]) -> dict[str, Any]:
     annotations: dict[str, Any] = wire.get("annotations") or {}
-    stale = revision in WITHOUT_LAST_MODIFIED and "lastModified" in annotations
-    if "icons" not in wire and not stale:
+    stale = "annotations.lastModified" in lacks and "lastModified" in annotations
+    if lacks.isdisjoint(wire) and not stale:
         return wire
-    entry = {key: value for key, value in wire.items() if key != "icons"}
+    entry = {key: value for key, value in wire.items() if key not in lacks}
     if stale:
         kept = {key: value for key, value in annotations.items() if key != "lastModified"}
         if kept:

@@ -105,8 +105,10 @@ app = Server("extras")
 
 
 @app.tool(
+    title="Look up a name",
     annotations=mcp_types.ToolAnnotations(readOnlyHint=True, title="Look up"),
     icons=[mcp_types.Icon(src="https://example.com/table.png", theme="dark")],
+    meta={"example.com/cost": 1},
 )
 def look_up(name: str) -> str:
     return name
@@ -122,7 +124,8 @@ async def test_a_revision_without_icons_is_listed_none(
 ) -> None:
     """Icons came with 2025-11-25: a session of an earlier revision is listed the tool
     without them (its Tool has no such key), the annotations as they are (every revision
-    the server speaks has the same five)."""
+    the server speaks has the same five). A title and ``_meta`` came with 2025-06-18: a
+    2025-03-26 session was listed them, and is not now."""
     (tmp_path / "extras.py").write_text(SERVED, encoding="utf-8")
     async with connect_stdio(
         [*cli(), "serve", "extras.py"], cwd=str(tmp_path), versions=(revision,), timeout=30
@@ -132,3 +135,7 @@ async def test_a_revision_without_icons_is_listed_none(
     assert ("icons" in tool) is with_icons
     if with_icons:
         assert tool["icons"] == [{"src": "https://example.com/table.png", "theme": "dark"}]
+    if revision == "2025-03-26":
+        assert "title" not in tool and "_meta" not in tool
+    else:
+        assert (tool["title"], tool["_meta"]) == ("Look up a name", {"example.com/cost": 1})

@@ -7,8 +7,9 @@ listing cannot carry them.
 
 The prompt and resource decorators took none of them: ``@app.prompt(icons=...)`` and
 ``@app.resource(uri, annotations=...)`` were a ``TypeError`` for an unexpected keyword.
-Icons came with 2025-11-25 (not listed at 2025-06-18 nor 2025-03-26); an annotation's
-``lastModified`` with 2025-06-18 (not listed at 2025-03-26). Where this suite has the
+Icons came with 2025-11-25 (not listed at 2025-06-18 nor 2025-03-26); a title, ``_meta``
+and an annotation's ``lastModified`` with 2025-06-18 (not listed at 2025-03-26, where
+they were). Where this suite has the
 official schema of a revision, every message is checked against it."""
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ app = Server("extras")
 
 
 @app.prompt(
+    title="Plan an evening",
     icons=[mcp_types.Icon(src="{ICON}", mimeType="image/png", sizes=["48x48"])],
     meta={{"example.com/kind": "plan"}},
 )
@@ -56,6 +58,7 @@ def plan(city: str) -> str:
 
 @app.resource(
     "notes://today",
+    title="Today",
     mime_type="text/plain",
     size=11,
     annotations=mcp_types.Annotations(audience=["user"], priority=0.5, lastModified="{STAMP}"),
@@ -77,6 +80,7 @@ def note(day: str) -> str:
 PROMPT = {
     "name": "plan",
     "description": "Plan an evening out.",
+    "title": "Plan an evening",
     "arguments": [{"name": "city", "required": True}],
     "icons": [{"src": ICON, "mimeType": "image/png", "sizes": ["48x48"]}],
     "_meta": {"example.com/kind": "plan"},
@@ -84,6 +88,7 @@ PROMPT = {
 RESOURCE = {
     "uri": "notes://today",
     "name": "today",
+    "title": "Today",
     "description": "Today's note.",
     "mimeType": "text/plain",
     "size": 11,
@@ -102,13 +107,15 @@ TEMPLATE = {
 
 def as_listed(revision: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The prompt, resource and template as ``revision`` lists them: no icons before
-    2025-11-25, no ``lastModified`` (and so no annotations for the template) before
-    2025-06-18."""
+    2025-11-25; no title, ``_meta`` nor ``lastModified`` (and so no annotations for the
+    template) before 2025-06-18."""
     prompt, resource, template = dict(PROMPT), dict(RESOURCE), dict(TEMPLATE)
     if revision in ("2025-06-18", "2025-03-26"):
         for entry in (prompt, resource, template):
             del entry["icons"]
     if revision == "2025-03-26":
+        for entry in (prompt, resource):
+            del entry["title"], entry["_meta"]
         resource["annotations"] = {"audience": ["user"], "priority": 0.5}
         del template["annotations"]
     return prompt, resource, template
