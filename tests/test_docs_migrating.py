@@ -1,8 +1,9 @@
 """docs/migrating.md, run: its Python blocks are one server file, written out in order, served
 with ``mcp-elicit serve`` over stdio and called at both revisions by mcp-elicit's client,
 and every tool, the prompt and the resource do what the page says (the bookings they share
-kept by its ``lifespan=``, its bare ``@app.tool`` registered); the page is linked from the
-README, and its table says what the code does about the lifespan and bare decorators."""
+kept by its ``lifespan=``, its bare ``@app.tool`` registered, the prompt and the template
+listed with the icons and annotations it gives them); the page is linked from the README,
+and its table says what the code does about the lifespan, bare decorators and icons."""
 
 from __future__ import annotations
 
@@ -131,6 +132,10 @@ async def test_the_page_is_a_server_that_does_what_it_says(migrated: Path, revis
             ]
             assert texts(await client.call_tool("link_calendar")) == ["opening the sign-in page"]
 
+            (listed_prompt,) = await client.list_prompts()
+            assert listed_prompt["icons"] == [{"src": "https://example.com/evening.png"}]
+            (template,) = await client.list_resource_templates()
+            assert template["annotations"] == {"audience": ["assistant"], "priority": 0.8}
             prompt = await client.get_prompt("plan_evening", {"city": "Lyon"})
             assert prompt["messages"][0]["content"]["text"] == "Plan an evening out in Lyon."
             read = await client.read_resource("bookings://septime")
@@ -156,6 +161,7 @@ def test_the_table_says_what_the_code_does() -> None:
         if line.startswith("| ") and line.count("|") >= 5
     }
     assert rows["register"].startswith("`@app.tool` or `@app.tool()`")
+    assert "on tools, prompts and resources" in rows["annotations, icons"]
     assert "`Server(lifespan=...)`" in rows["server-wide state"]
     assert "`ctx.lifespan_context`" in rows["server-wide state"]
     text = PAGE.read_text(encoding="utf-8")
