@@ -41,12 +41,12 @@ Rules:
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
-from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
+from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, Replay
 from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
@@ -59,6 +59,7 @@ from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
+from mcp_elicit.server.url_raised import settle
 from mcp_elicit.server.url_steps import require_step
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import ClientCapabilities
@@ -252,8 +253,9 @@ class Context(ContextNotices, ContextMemory):
         """The questions of the URL steps a handler's own ``URLElicitationRequired`` names
         (``data.elicitations``), made as ``require_url`` makes them: the same checks and
         keys; a step whose ``mode`` is given and is not ``"url"`` is a ``ValueError``.
-        (2026-07-28 asks them; 2025-11-25 sends the error as it is.) In a task the
-        request has already been answered: the error goes on, and fails the task."""
+        (2026-07-28 asks them, and holds those with an id as ``require_url`` does:
+        ``url_raised``; 2025-11-25 sends the error as it is.) In a task the request has
+        already been answered: the error goes on, and fails the task."""
         if self.task is not None:
             raise required
         data = required.data if isinstance(required.data, Mapping) else {}
@@ -275,6 +277,13 @@ class Context(ContextNotices, ContextMemory):
             )
             asks.append(question.ask)
         return asks
+
+    def _settle_raised(
+        self, replay: Replay, required: URLElicitationRequired, *, tool: bool, hold: bool
+    ) -> Coroutine[Any, Any, bool]:
+        """On 2026-07-28, ask or hold the steps of the handler's own ``required``; True
+        when the handler is to run again now (``url_raised.settle``)."""
+        return settle(self, replay, required, tool=tool, hold=hold)
 
     def sample(
         self,

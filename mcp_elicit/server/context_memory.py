@@ -5,7 +5,8 @@ Rules:
 * Every question has a key, unique in the request: the handler's ``key=``, else
   ``<kind>-<n>`` in the order asked (the same on every replayed round, as the handler asks
   in the same order). A second question under one key fails (``key_reused``); a key that
-  is not a non-empty string is the handler's ``TypeError``/``ValueError``.
+  is not a non-empty string is the handler's ``TypeError``/``ValueError``. A handler run
+  again within one round (``url_raised``) starts its keys afresh (``_run_again``).
 * ``remember`` and ``slot`` keep JSON values for the whole request (on 2026-07-28 they
   travel sealed in ``requestState``).
 """
@@ -48,6 +49,11 @@ class ContextMemory:
             raise key_reused(key, given=2 in (by, taken))
         counters[f"={key}"] = by
         return key
+
+    def _run_again(self) -> None:
+        """The handler runs again from its start in this round: its questions get the keys
+        they got the first time (the memo is kept)."""
+        self._counters.clear()
 
     def _occurrence(self, what: str) -> int:
         """How many times ``what`` was asked in this run of the handler, this time included

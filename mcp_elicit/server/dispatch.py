@@ -18,7 +18,7 @@ the user declined or cancelled fails by the user's choice, not the server's: -32
 (the code of the client's own doing) saying so and why, nothing logged, on both
 revisions; that is its ``ToolError`` once a step of the request was refused
 (``ctx.refused``: ``ctx.connect``, ``ctx.secret``, ``ctx.elicit_url``), and on
-2026-07-28 a step of its own ``URLElicitationRequired`` refused (2025-11-25 sends that
+2026-07-28 a step of its own ``URLElicitationRequired`` refused (``url_raised``; 2025-11-25 sends that
 as -32042, its steps checked and given ids as ``ctx.require_url``'s, where the session's
 request catches its errors: ``rev_2025_11_25``). A tool gets the
 same as its ``isError`` result. Without an ``asker`` (a handshake session's), 2026-07-28
@@ -260,7 +260,7 @@ class Dispatch(Catalog):
             spend=self.url_mode.spend_state if single_use else None,
             issue=self.url_mode.issue_state if single_use else None,
             outcome=tool,
-            url_steps=ctx.url_steps,
+            raised=ctx._settle_raised,
         )
         if tool is None:  # a prompt's or a resource's (never a task)
             return _refusals(ctx, rounds)

@@ -20,10 +20,11 @@ fails it as in the handler's own task, not as the task group's ``ExceptionGroup`
 a sibling that fails (a ``ToolError`` it raises once cancelled, say) as another's question
 ends the round: the failure wins, as one raised in a ``finally`` does.
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
-its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
-the handler again, which finishes or raises again (asked again). A step the user declined
-or cancelled ends the request: a tool's ``isError`` result; for a prompt or resource,
--32600 (the user's choice, not a server fault). In a
+its steps asked as ``ctx.require_url`` asks them: an input request each; a step with an
+``elicitationId``, once accepted, is held until ``complete_elicitation`` as that one's is,
+and the handler then runs again at once, in the same round (``url_raised``). A step the
+user declined or cancelled ends the request: a tool's ``isError`` result; for a prompt or
+resource, -32600 (the user's choice, not a server fault). In a
 task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
 Once the round is over its asker is ``ended``: a Context kept past it asks nothing
 (``Context._live`` says the request ended, rather than this module's ``InputRequired``).
@@ -43,16 +44,14 @@ from mcp_elicit.core.input_responses import check_input_responses
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
 from mcp_elicit.errors import (
     InvalidParams,
-    InvalidRequest,
     InvalidRequestState,
-    ToolError,
     URLElicitationRequired,
 )
 from mcp_elicit.sealing import Binding, StateSealer, key_id
 from mcp_elicit.server.asking import as_own, give_up, raise_as_own, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
 
-__all__ = ["Outcome", "ReplayAsker", "run_replayed"]
+__all__ = ["Outcome", "RaisedSteps", "ReplayAsker", "run_replayed"]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -66,6 +65,16 @@ class Outcome(Protocol):
     def failed(self, exc: Exception) -> dict[str, Any]:
         """The result for ``exc``, or raise it again (called while handling it)."""
         ...
+
+
+class RaisedSteps(Protocol):
+    """What becomes of a ``URLElicitationRequired`` the handler raised (``url_raised.settle``
+    bound to its ``Context``): its steps asked (``replay.want``) or held; True when the
+    handler is to run again now. ``hold`` False: the round waits for no step any more."""
+
+    async def __call__(
+        self, replay: Replay, required: URLElicitationRequired, *, tool: bool, hold: bool
+    ) -> bool: ...
 
 
 class ReplayAsker:
@@ -155,7 +164,7 @@ async def run_replayed(
     spend: Callable[[str], Awaitable[bool]] | None = None,
     issue: Callable[[str], Awaitable[None]] | None = None,
     outcome: Outcome | None = None,
-    url_steps: Callable[[URLElicitationRequired], list[Ask]] | None = None,
+    raised: RaisedSteps | None = None,
 ) -> dict[str, Any]:
     """Run ``handler(*args)`` (asking through ``asker``) for one round; its result (made
     by ``outcome`` when given: the handler's value is then raw, and an ``Exception`` from
@@ -169,9 +178,9 @@ async def run_replayed(
     ``inputResponses`` is: ``check_input_responses``, and one that is not an object read as
     ``Replay.begin`` reads it): the round runs as a first call, so leaving the spent state out cannot replay a one-time action; a -32602
     over the round's answers (``Replay.refusal``) carries a fresh state in its data. A
-    ``requestState`` of null is no state. ``url_steps`` makes the questions of a
-    ``URLElicitationRequired`` the handler raised (checked as ``ctx.require_url`` checks
-    them); without it, that error goes on. ``sealer`` is read each time state is opened or
+    ``requestState`` of null is no state. ``raised`` asks (or holds) the steps of a
+    ``URLElicitationRequired`` the handler raised (``url_raised``), and may have the
+    handler run again at once, once in a round; without it, that error goes on. ``sealer`` is read each time state is opened or
     sealed: the round may change it (URL mode opening the default store, whose key file
     then seals, so that the round's state survives a restart)."""
     binding: Binding | None = None
@@ -203,29 +212,34 @@ async def run_replayed(
     asker.main_task = asyncio.current_task()
     went_on = True  # not refused over the client's answers: what it gave up as cancel is logged
     try:  # the round, ended however it ends
-        try:
-            value = await handler(*args)
-        except InputRequired:
-            pass
-        except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
-            if url_steps is None:
-                raise
+        hold = True  # the handler's own URL steps may still be waited for in this round
+        while True:
             try:
-                _want_steps(replay, url_steps(exc), tool=outcome is not None)
-            except Exception as failure:
-                if outcome is None:
+                value = await handler(*args)
+            except InputRequired:
+                pass
+            except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
+                if raised is None:
                     raise
-                return outcome.failed(failure)
-        except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
-            return _failed(exc, outcome, replay.refusal)
-        except BaseExceptionGroup as group:
-            matched, rest = group.split((InputRequired, asyncio.CancelledError))
-            if isinstance(rest, ExceptionGroup):  # a sibling failed too (say, once cancelled):
-                return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
-            if rest is not None or matched is None or not matched.subgroup(InputRequired):
-                raise
-        else:
-            return value if outcome is None else outcome.done(value)
+                try:
+                    if await raised(replay, exc, tool=outcome is not None, hold=hold):
+                        hold = False  # its steps are done (or their time is over): run it again now
+                        continue
+                except Exception as failure:
+                    if outcome is None:
+                        raise
+                    return outcome.failed(failure)
+            except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
+                return _failed(exc, outcome, replay.refusal)
+            except BaseExceptionGroup as group:
+                matched, rest = group.split((InputRequired, asyncio.CancelledError))
+                if isinstance(rest, ExceptionGroup):  # a sibling failed too (say, once cancelled):
+                    return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
+                if rest is not None or matched is None or not matched.subgroup(InputRequired):
+                    raise
+            else:
+                return value if outcome is None else outcome.done(value)
+            break
         if binding is None:
             binding = binding_for(method, params, principal)
         result = replay.input_required(sealer=sealer(), binding=binding, now=now())
@@ -276,24 +290,6 @@ def _renewed(token: str, binding: Binding, sealer: StateSealer, now: float) -> d
     except InvalidRequestState:
         return None
     return {"requestState": sealer.seal(payload, binding, now=now)}
-
-
-def _want_steps(replay: Replay, steps: list[Ask], *, tool: bool) -> None:
-    """Ask ``steps`` in this round. When the user declined or cancelled one of them as
-    asked in the last round (the request cannot go on without it): a ``tool``'s failure
-    (``ToolError``: its ``isError`` result), else -32600 (the user's choice, not a fault)."""
-    for step in steps:
-        answer = replay.fresh.get(step.key) if replay.pending.get(step.key) == step.fingerprint else None
-        action = answer.get("action") if isinstance(answer, dict) else None
-        if action in ("decline", "cancel"):
-            said = (
-                f"the user did not complete a step this request needs ({action}): "
-                f"{step.params['message']} ({step.params['url']})"
-            )
-            if tool:
-                raise ToolError(said[0].upper() + said[1:])
-            raise InvalidRequest(f"Invalid request: {said}")
-        replay.want(step)
 
 
 _NO_BINDING = Binding(method="", target="", arguments=b"", principal=None)

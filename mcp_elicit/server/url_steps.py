@@ -14,7 +14,8 @@ Rules:
   and still not done, ends with the state alone (``ctx.pause``); the retry waits again.
   In a task the handler waits in place. Only a step given an ``elicitation_id`` is held
   (nothing else can complete it); ``ctx.elicit_url`` never waits (it is the "open this
-  page" form).
+  page" form). A handler's own ``raise URLElicitationRequired`` is held with the same
+  markers and times (``url_raised``).
 * A step not done within ``ask_timeout`` seconds of being asked is asked again (the
   person may have closed the page), under a key of its own, at most ``STEP_ASKS`` times
   in all; then its answer is ``cancel`` (logged), as a page of the server's own that

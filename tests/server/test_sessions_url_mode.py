@@ -187,18 +187,25 @@ async def test_require_url_on_2026_is_an_input_request_held_until_complete(wire:
     await store.close()
 
 
-def raising_url_required() -> tuple[Server, list[bool]]:
-    """A tool that raises ``URLElicitationRequired`` itself until its step is done."""
-    app, linked = Server("raises"), [False]
+def raising_url_required(store: MemoryStore) -> tuple[Server, list[bool]]:
+    """Tools that raise ``URLElicitationRequired`` themselves until their step is done:
+    ``link`` gives its step an ``elicitationId``, ``agree`` none."""
+    app, linked = Server("raises", store=store, flow_wait=0.05), [False]
+    step = {"mode": "url", "message": "Link your account", "url": "https://example.com/link"}
 
     @app.tool()
     async def link(ctx: Context) -> str:
         if linked[0]:
             return "linked"
-        step = {"mode": "url", "message": "Link your account", "url": "https://example.com/link"}
         raise URLElicitationRequired(
             "Link your account first", {"elicitations": [{**step, "elicitationId": "l-1"}]}
         )
+
+    @app.tool()
+    async def agree(ctx: Context) -> str:
+        if linked[0]:
+            return "agreed"
+        raise URLElicitationRequired("Link your account first", {"elicitations": [step]})
 
     return app, linked
 
@@ -207,21 +214,31 @@ async def test_a_raised_url_elicitation_required_on_2026_is_an_input_request(
     wire: WireChecker, wire_2025: WireChecker
 ) -> None:
     """2026-07-28 has no -32042: a handler's own ``URLElicitationRequired`` asks its steps
-    as ``ctx.require_url`` would (an input request); the retry runs the handler again,
-    which either finishes or asks again; a declined step ends the tool with an error."""
-    app, linked = raising_url_required()
+    as ``ctx.require_url`` would (an input request); the accepted retry of a step with an
+    ``elicitationId`` is held (a state-only round, not asked again) until
+    ``complete_elicitation``; one without is asked again; a declined step ends the tool
+    with an error."""
+    store = MemoryStore()
+    app, linked = raising_url_required(store)
     client = MemoryClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
-    first = await client.result("tools/call", {"name": "link"})
-    assert first["resultType"] == "input_required"
-    (request,) = first["inputRequests"].values()
-    assert request == {
-        "method": "elicitation/create",
-        "params": {"mode": "url", "message": "Link your account", "url": "https://example.com/link"},
-    }
-    retry = {"name": "link", "inputResponses": {key: {"action": "accept"} for key in first["inputRequests"]}}
-    again = await client.result("tools/call", {**retry, "requestState": first["requestState"]})
-    assert again["resultType"] == "input_required", "accepted but not done yet: asked again"
-    assert list(again["inputRequests"].values()) == [request]
+    for name, held in (("link", True), ("agree", False)):
+        first = await client.result("tools/call", {"name": name})
+        assert first["resultType"] == "input_required"
+        (request,) = first["inputRequests"].values()
+        assert request == {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "message": "Link your account", "url": "https://example.com/link"},
+        }
+        retry = {
+            "name": name,
+            "inputResponses": {key: {"action": "accept"} for key in first["inputRequests"]},
+        }
+        again = await client.result("tools/call", {**retry, "requestState": first["requestState"]})
+        assert again["resultType"] == "input_required"
+        if held:
+            assert "inputRequests" not in again, "accepted, its page open: held, not asked again"
+        else:
+            assert list(again["inputRequests"].values()) == [request], "nothing can complete it: asked again"
     declined, _ = await client.rounds("tools/call", {"name": "link"}, lambda k, r: {"action": "decline"})
     assert declined["result"]["isError"] is True
     assert "Link your account" in declined["result"]["content"][0]["text"]
@@ -235,3 +252,4 @@ async def test_a_raised_url_elicitation_required_on_2026_is_an_input_request(
     session = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
     await session.open()
     assert (await session.request("tools/call", {"name": "link"}))["error"]["code"] == -32042
+    await store.close()

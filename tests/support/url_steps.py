@@ -1,7 +1,9 @@
 """A shop whose ``pay`` tool sends the person to a payment page of its own
-(``ctx.require_url`` with an ``elicitation_id``), and that page's backend: visiting
-``/pay/<order>?who=<name>`` records the payment and calls ``complete_elicitation``, as
-a payment provider's webhook would. One handler for every revision."""
+(``ctx.require_url`` with an ``elicitation_id``), whose ``checkout`` tool asks for the
+same page by raising ``URLElicitationRequired`` itself (the official SDK's pattern), and
+that page's backend: visiting ``/pay/<order>?who=<name>`` records the payment and calls
+``complete_elicitation``, as a payment provider's webhook would. One handler for every
+revision."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 
 from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit.errors import URLElicitationRequired
 from mcp_elicit.stores import Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -48,6 +51,20 @@ def shop(store: str | Store | None, paid: Shop, **options: Any) -> Server:
             if answer.action != "accept":
                 return f"order {order}: not paid ({answer.action})"
         return f"order {order}: paid" if (who, order) in paid.paid else f"order {order}: not paid yet"
+
+    @app.tool()
+    async def checkout(ctx: Context, order: str) -> str:
+        who = ctx.principal.subject if ctx.principal else "nobody"
+        if (who, order) not in paid.paid:  # its own record of the work: raise until it is there
+            step = {
+                "mode": "url",
+                "message": "Pay for your order",
+                "url": f"{paid.base}/pay/{order}?who={who}",
+            }
+            raise URLElicitationRequired(
+                "Pay first", {"elicitations": [{**step, "elicitationId": f"pay-{order}"}]}
+            )
+        return f"order {order}: paid"
 
     return app
 

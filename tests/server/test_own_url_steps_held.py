@@ -1,0 +1,150 @@
+"""A handler's own ``URLElicitationRequired`` on 2026-07-28, in memory (the server core
+and handlers, every message checked against the schema): a prompt's and a resource's
+accepted step is held until ``complete_elicitation`` as a tool's is, and the handler
+then answers in the round that waited. A step is held only once every step of the raise
+was accepted: one new in the raise is asked alone (the held one is not shown again), and
+a step declined while another is held ends the request. Real HTTP, the principal rules,
+the times and the clients: ``tests/transports/test_url_raise_held.py``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Principal, Server
+from mcp_elicit.errors import URLElicitationRequired
+from mcp_elicit.stores import MemoryStore
+
+from support.memory import MemoryClient
+from support.waiting import eventually
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+URL_CAPS = {"elicitation": {"url": {}}}
+ALICE = Principal("alice")
+
+
+class Orders:
+    """The shop's record of payments, and how often a handler looked at it."""
+
+    def __init__(self) -> None:
+        self.paid: set[str] = set()
+        self.looks = 0
+
+    def unpaid(self, orders: list[str]) -> list[str]:
+        self.looks += 1
+        return [o for o in orders if o not in self.paid]
+
+
+def required(orders: list[str]) -> URLElicitationRequired:
+    steps = [
+        {
+            "mode": "url",
+            "message": f"Pay order {o}",
+            "url": f"https://pay.example/{o}",
+            "elicitationId": f"pay-{o}",
+        }
+        for o in orders
+    ]
+    return URLElicitationRequired("Pay first", {"elicitations": steps})
+
+
+def shop(orders: Orders, wanted: list[str], **options: Any) -> Server:
+    app = Server("shop", store=MemoryStore(), **options)
+
+    @app.tool()
+    async def pay(ctx: Context) -> str:
+        if unpaid := orders.unpaid(wanted):
+            raise required(unpaid)
+        return f"paid {', '.join(wanted)}"
+
+    @app.prompt()
+    async def receipt(ctx: Context) -> str:
+        if unpaid := orders.unpaid(wanted):
+            raise required(unpaid)
+        return f"Thank you for paying {', '.join(wanted)}"
+
+    @app.resource("shop://receipt")
+    async def receipt_page(ctx: Context) -> str:
+        if unpaid := orders.unpaid(wanted):
+            raise required(unpaid)
+        return f"Paid: {', '.join(wanted)}"
+
+    return app
+
+
+READS = [("prompts/get", {"name": "receipt"}), ("resources/read", {"uri": "shop://receipt"})]
+
+
+@pytest.mark.parametrize(("method", "params"), READS, ids=["prompt", "resource"])
+async def test_a_prompts_or_resources_step_is_held_then_it_answers(
+    wire: WireChecker, method: str, params: dict[str, Any]
+) -> None:
+    orders = Orders()
+    app = shop(orders, ["1"], flow_wait=30.0)
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    first = await client.result(method, params)
+    ((key, step),) = first["inputRequests"].items()
+    assert step["params"]["mode"] == "url" and step["params"]["url"] == "https://pay.example/1"
+    retry = {**params, "inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]}
+    held = asyncio.ensure_future(client.result(method, retry))
+    await eventually(lambda: orders.looks >= 2, "the retry's handler found the order unpaid")
+    assert not held.done(), held.result()
+    orders.paid.add("1")
+    app.complete_elicitation("pay-1", ALICE)
+    final = await asyncio.wait_for(held, 20)
+    assert final.get("resultType") == "complete", final
+    if method == "prompts/get":
+        assert final["messages"][0]["content"]["text"] == "Thank you for paying 1"
+    else:
+        assert final["contents"][0]["text"] == "Paid: 1"
+    await app.url_mode.close()
+
+
+@pytest.mark.parametrize("second", ["accept", "decline"])
+async def test_a_step_new_in_the_raise_is_asked_alone_while_another_is_held(
+    wire: WireChecker, second: str
+) -> None:
+    orders, wanted = Orders(), ["a"]
+    app = shop(orders, wanted, flow_wait=0.05)
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    first = await client.result("tools/call", {"name": "pay"})
+    ((key_a, step_a),) = first["inputRequests"].items()
+    wanted.append("b")  # the handler now raises a step for each order: a (accepted) and b (new)
+    retry = {
+        "name": "pay",
+        "inputResponses": {key_a: {"action": "accept"}},
+        "requestState": first["requestState"],
+    }
+    asking_b = await client.result("tools/call", retry)
+    ((key_b, step_b),) = asking_b["inputRequests"].items()
+    assert step_b["params"]["url"] == "https://pay.example/b", "b alone: a is not shown again"
+    assert key_b != key_a
+    retry = {
+        "name": "pay",
+        "inputResponses": {key_b: {"action": second}},
+        "requestState": asking_b["requestState"],
+    }
+    answer = await client.result("tools/call", retry)
+    if second == "decline":
+        assert answer["isError"] is True
+        assert answer["content"][0]["text"] == (
+            "The user did not complete a step this request needs (decline): Pay order b (https://pay.example/b)"
+        )
+        await app.url_mode.close()
+        return
+    assert answer["resultType"] == "input_required" and "inputRequests" not in answer, "both held"
+    for order in ("a", "b"):
+        orders.paid.add(order)
+        app.complete_elicitation(f"pay-{order}", ALICE)
+    for _ in range(200):  # state-only rounds until the pages are seen done (a hang guard)
+        if answer.get("resultType") != "input_required":
+            break
+        assert "inputRequests" not in answer, answer
+        answer = await client.result("tools/call", {"name": "pay", "requestState": answer["requestState"]})
+    assert answer["content"][0]["text"] == "paid a, b"
+    assert step_a["params"]["url"] == "https://pay.example/a"
+    await app.url_mode.close()
