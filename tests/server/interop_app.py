@@ -11,6 +11,7 @@ import asyncio
 import json
 
 from mcp_elicit import Context, Form, Server
+from mcp_elicit.errors import URLElicitationRequired
 from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, String
 
 app = Server("interop", "1.0.0")
@@ -77,6 +78,32 @@ async def link_account(ctx: Context, provider: str) -> str:
         f"Sign in to {provider}", f"https://example.com/link/{provider}", elicitation_id=step
     )
     return f"link: {answer.action}"
+
+
+#: The accounts ``link_raised``'s sign-in page linked, as its backend records them.
+LINKED: set[str] = set()
+
+
+@app.tool()
+async def link_raised(ctx: Context, provider: str) -> str:
+    """The step of ``link_account`` asked the official SDK's way: the handler raises
+    ``URLElicitationRequired`` until its own record says the account is linked
+    (2025-11-25: error -32042; 2026-07-28: the accepted retry is held until the step is
+    completed, then the handler runs again). The sign-in page's backend is played here:
+    half a second after the step was first asked, it records the link and completes it."""
+    if provider in LINKED:
+        return f"linked {provider}"
+    step, who, slot = f"raised-{provider}", ctx.principal, ctx.slot("link")
+    if not slot.get("completing"):  # once per request, not once per round
+
+        def signed_in() -> None:
+            LINKED.add(provider)
+            app.complete_elicitation(step, who)
+
+        slot["completing"] = True
+        asyncio.get_running_loop().call_later(0.5, signed_in)
+    page = {"mode": "url", "message": f"Sign in to {provider}", "url": f"https://example.com/link/{provider}"}
+    raise URLElicitationRequired("Sign in first", {"elicitations": [{**page, "elicitationId": step}]})
 
 
 @app.tool()

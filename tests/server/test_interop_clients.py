@@ -265,6 +265,39 @@ def test_a_step_required_first_and_a_page_declined(
 
 
 @pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
+def test_a_step_the_handler_raises_itself_is_held_until_its_page_is_done(
+    request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess, sdk: str, era: str
+) -> None:
+    """The SDK's pattern, ``raise URLElicitationRequired`` until the handler's own record
+    says the work is done: at 2026-07-28 the step is asked once, the SDK's accepted retry
+    is held until the page's backend completes it, and the handler, run again, answers;
+    at 2025-11-25 it is -32042 naming the step, and the notice follows."""
+    provider = f"{sdk}-{era}"
+    answers = [{"action": "accept"}]
+    report = run(
+        request, tmp_path, plan_for(sdk, era, server, [call("link_raised", provider=provider)], answers)
+    )
+    (linked,) = report["results"]
+    if CLIENTS[sdk, era] == "2025-11-25":
+        assert linked["error"]["code"] == -32042, linked
+        (step,) = linked["error"]["data"]["elicitations"]
+        assert step == {
+            "mode": "url",
+            "message": f"Sign in to {provider}",
+            "url": f"https://example.com/link/{provider}",
+            "elicitationId": f"raised-{provider}",
+        }
+    else:
+        assert text(linked) == f"linked {provider}"
+        (asked,) = report["asked"]  # once: held while the page was open, not asked again
+        assert asked == {
+            "mode": "url",
+            "message": f"Sign in to {provider}",
+            "url": f"https://example.com/link/{provider}",
+        }
+
+
+@pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
 def test_the_server_elicits_only_what_the_client_declared(
     request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess, sdk: str, era: str
 ) -> None:
