@@ -3,9 +3,9 @@ may not lead the flow to a host name that resolves to this machine or a private 
 (server-side request forgery by DNS, or DNS rebinding), and each connection goes to the
 address that was checked (``transports.http_pinned``).
 
-A real protected server and authorization server (``support.mcp_authorization``) speak
-https on 127.0.0.1 with a certificate for the names below, trusted through
-``SSL_CERT_FILE``; the test's DNS (``Dns``) says where each name is. The MCP requests
+A real protected server and authorization server (``support.named_site``) speak https on
+127.0.0.1 with a certificate for the test's names, trusted through ``SSL_CERT_FILE``; the
+test's DNS (``Dns``) says where each name is. The MCP requests
 themselves go in process (``httpx.ASGITransport``: an answer that does not say where it
 came from, so the server's URL alone says where it is), or over a real connection where a
 test needs the server's address known.
@@ -18,7 +18,6 @@ import contextlib
 import re
 import socket
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +26,21 @@ import pytest
 
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_auth import OAuth
-from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport
 
-from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
-from support.procs import uvicorn_server
-from support.tls import self_signed
+from support.named_site import (
+    Browser,
+    Dns,
+    Site,
+    allow_all,
+    call,
+    in_process,
+    named_site,
+    reaching,
+    trust_names,
+)
 
 pytestmark = pytest.mark.anyio
-
-NAMES = ("mcp.example.com", "auth.example.net", "mcp.corp.internal")
 
 
 @pytest.fixture
@@ -44,100 +48,15 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class Dns:
-    """The test's resolver: ``answers`` maps a name to its addresses, each answer in turn
-    for a name with several (the last one for good); ``asked`` lists the names looked up."""
-
-    def __init__(self, **answers: list[list[str]] | list[str]) -> None:
-        self.answers = {
-            name.replace("_", "."): ([value] if isinstance(value[0], str) else value)
-            for name, value in answers.items()
-        }
-        self.asked: list[str] = []
-
-    async def __call__(self, host: str, port: int) -> Sequence[str]:
-        self.asked.append(host)
-        turns = self.answers.get(host)
-        if turns is None:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return turns.pop(0) if len(turns) > 1 else turns[0]  # type: ignore[return-value]
-
-
-def _allow(host: str, addresses: Sequence[str]) -> str | None:
-    return None
-
-
-def reaching(dns: Dns) -> PinnedTransport:
-    """A transport that finds the test's names through ``dns``, nothing refused."""
-    return PinnedTransport(PinnedBackend(_allow, dns))
-
-
-class Browser(FollowRedirect):
-    """The person's part: the provider approves at once; the browser knows the test's names."""
-
-    def __init__(self, dns: Dns) -> None:
-        super().__init__()
-        self.dns = dns
-
-    async def authorize(self, url: str, *, issuer: str) -> str:
-        self.asked.append(issuer)
-        async with httpx.AsyncClient(transport=reaching(self.dns)) as http:
-            response = await http.get(url)
-        assert response.is_redirect, response.text
-        return str(response.headers["location"])
-
-
-@dataclass
-class Site:
-    """``auth`` (the authorization server and protected resource) served on ``port``;
-    ``arrived`` lists the (Host, path) of each request that came over the network."""
-
-    auth: McpAuthorization
-    port: int
-    arrived: list[tuple[str, str]] = field(default_factory=list)
-
-    def url(self, host: str) -> str:
-        return f"https://{host}:{self.port}/mcp"
-
-    def hosts(self) -> set[str]:
-        return {host.rsplit(":", 1)[0] for host, _ in self.arrived}
-
-
 @pytest.fixture
 def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
-    cert, key = self_signed(*NAMES)  # no 127.0.0.1: TLS must be checked against the name
-    (tmp_path / "cert.pem").write_bytes(cert)
-    (tmp_path / "key.pem").write_bytes(key)
-    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
-    return str(tmp_path / "cert.pem"), str(tmp_path / "key.pem")
+    return trust_names(tmp_path, monkeypatch)
 
 
 @pytest.fixture
 async def site(certificate: tuple[str, str]) -> AsyncIterator[Site]:
-    auth = McpAuthorization(whoami_server(), allowed_hosts=("*",))
-    arrived: list[tuple[str, str]] = []
-
-    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            arrived.append((dict(scope["headers"]).get(b"host", b"").decode(), scope["path"]))
-        await auth.app(scope, receive, send)
-
-    async with uvicorn_server(app, tls=certificate) as running:
-        yield Site(auth, running.port, arrived)
-
-
-async def call(url: str, auth: OAuth, transport: httpx.AsyncBaseTransport) -> str:
-    try:
-        async with httpx.AsyncClient(transport=transport, auth=auth, timeout=10) as http:
-            async with connect_http(url, http_client=http, versions=["2026-07-28"], timeout=10) as client:
-                result = await client.call_tool("whoami", {})
-    finally:
-        await auth.aclose()  # the flow's own HTTP client
-    return str(result["content"][0]["text"])
-
-
-def in_process(site: Site) -> httpx.AsyncBaseTransport:
-    return httpx.ASGITransport(app=site.auth.app)
+    async with named_site(certificate) as site:
+        yield site
 
 
 async def test_a_server_elsewhere_signs_in_over_connections_to_the_addresses_checked(site: Site) -> None:
@@ -293,7 +212,7 @@ async def test_a_host_that_never_answers_fails_at_one_connect_timeout(site: Site
     with silent("127.0.0.2", site.port), pytest.raises(httpx.ConnectTimeout) as failed:
         async with (
             httpx.AsyncClient(
-                transport=PinnedTransport(PinnedBackend(_allow, resolver)),
+                transport=PinnedTransport(PinnedBackend(allow_all, resolver)),
                 timeout=httpx.Timeout(10, connect=0.5),
             ) as http,
             asyncio.timeout(BOUND),
