@@ -21,16 +21,18 @@ Rules:
   number of addresses. An address written in the URL is judged as it is, not resolved.
 * The resolver is a parameter: an async function of the host and port returning its
   addresses, the system's (``getaddrinfo``) by default; tests and a custom DNS give their own.
-* No proxy from the environment is used here: a proxy would resolve the names itself, where
-  no check reaches.
+* It connects directly. Where the environment names a proxy for a URL (``HTTPS_PROXY``,
+  ``HTTP_PROXY``, ``ALL_PROXY``, less ``NO_PROXY``), the flow's request goes through that
+  proxy instead (``transports.http_proxy``, as httpx's own client would send it): the proxy
+  resolves the name, where no check of this module's reaches, and its resolution is
+  trusted. A host ``NO_PROXY`` names is connected to here, checked.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import socket
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Final
 
 import anyio
@@ -38,6 +40,7 @@ import httpcore
 import httpx
 
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_pool import PoolTransport
 
 __all__ = ["PinnedBackend", "PinnedTransport", "Resolver", "system_resolver"]
 
@@ -156,76 +159,11 @@ def _is_address(host: str) -> bool:
     return True
 
 
-class PinnedTransport(httpx.AsyncBaseTransport):
+class PinnedTransport(PoolTransport):
     """An httpx transport over httpcore's connection pool with ``backend`` as its network,
     TLS as httpx's default (``httpx.create_ssl_context``), HTTP/1.1."""
 
     def __init__(self, backend: httpcore.AsyncNetworkBackend) -> None:
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(), network_backend=backend
+        super().__init__(
+            httpcore.AsyncConnectionPool(ssl_context=httpx.create_ssl_context(), network_backend=backend)
         )
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        assert isinstance(request.stream, httpx.AsyncByteStream)
-        url = request.url
-        sent = httpcore.Request(
-            method=request.method,
-            url=httpcore.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
-        with _as_httpx_errors():
-            answer = await self._pool.handle_async_request(sent)
-        assert isinstance(answer.stream, AsyncIterable)
-        return httpx.Response(
-            answer.status, headers=answer.headers, stream=_Body(answer.stream), extensions=answer.extensions
-        )
-
-    async def aclose(self) -> None:
-        await self._pool.aclose()
-
-
-class _Body(httpx.AsyncByteStream):
-    def __init__(self, chunks: AsyncIterable[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        with _as_httpx_errors():
-            async for chunk in self._chunks:
-                yield chunk
-
-    async def aclose(self) -> None:
-        close = getattr(self._chunks, "aclose", None)
-        if close is not None:
-            await close()
-
-
-#: httpcore's errors as httpx's, the more specific first (what httpx's own transport does).
-_ERRORS: Final[tuple[tuple[type[Exception], type[httpx.HTTPError]], ...]] = (
-    (httpcore.ConnectTimeout, httpx.ConnectTimeout),
-    (httpcore.ReadTimeout, httpx.ReadTimeout),
-    (httpcore.WriteTimeout, httpx.WriteTimeout),
-    (httpcore.PoolTimeout, httpx.PoolTimeout),
-    (httpcore.TimeoutException, httpx.TimeoutException),
-    (httpcore.ConnectError, httpx.ConnectError),
-    (httpcore.ReadError, httpx.ReadError),
-    (httpcore.WriteError, httpx.WriteError),
-    (httpcore.NetworkError, httpx.NetworkError),
-    (httpcore.ProxyError, httpx.ProxyError),
-    (httpcore.UnsupportedProtocol, httpx.UnsupportedProtocol),
-    (httpcore.RemoteProtocolError, httpx.RemoteProtocolError),
-    (httpcore.LocalProtocolError, httpx.LocalProtocolError),
-    (httpcore.ProtocolError, httpx.ProtocolError),
-)
-
-
-@contextlib.contextmanager
-def _as_httpx_errors() -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        for theirs, ours in _ERRORS:
-            if isinstance(exc, theirs):
-                raise ours(str(exc)) from exc
-        raise
