@@ -22,7 +22,9 @@ Rules:
 * Names are resolved by the transport, which asks here before it connects
   (:func:`far_server`, :func:`resolution_refusal`): for a server elsewhere, no host of its
   sign-in but its own may resolve to this machine or a private network. Whether the server
-  is elsewhere is read from its URL and, when known, the address its answer came from.
+  is elsewhere is read from its URL and, when known, the address its answer came from
+  (never a proxy's: the transport passes none then). A request through a proxy is resolved
+  by the proxy: only the rules on URLs above apply to it.
 * No sign-in, and no token, for a server over plain http off this machine (or, when the
   user trusts it, off a private network): :func:`cleartext_refusal`.
 
@@ -191,7 +193,9 @@ def far_server(server_url: str, peer: str | None = None) -> bool:
     network, so that its sign-in may go to no host there: by its URL's host (an address, or
     a name that says so) and, when the transport knows it, ``peer``, the address its answer
     came from (a company's server under a public-looking name on a private address is on
-    that network; a server's own DNS cannot move it there, its answer came from where it is)."""
+    that network; a server's own DNS cannot move it there, its answer came from where it is).
+    Through a proxy that address is the proxy's and says nothing of the server's: the
+    transport passes None, and the URL alone decides."""
     near = _distance(split_url(server_url, "the MCP server URL").hostname or "")
     if peer is not None:
         near = min(near, _distance(peer))

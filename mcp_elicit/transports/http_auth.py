@@ -22,8 +22,11 @@ Rules:
   long as the server's keep-alive, just as the server closes it.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
   client, never follow redirects, and read at most 256 KiB of an answer. For a server
-  elsewhere (by its URL, and the address its 401 came from when the transport tells) they
-  connect only to addresses elsewhere, checked as they are connected to (``resolver``).
+  elsewhere (by its URL, and the address its 401 came from when the transport tells and no
+  proxy stood between) they connect only to addresses elsewhere, checked as they are
+  connected to (``resolver``); or, where the environment names a proxy for their URL, as
+  httpx's client does (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``), through
+  it, the proxy's resolution trusted and the URL's checks kept (``transports.http_proxy``).
   Which grant and how a token is asked for: ``transports.http_auth_tokens`` (this class's
   base). Which client it is at each authorization server: ``transports.http_registration``.
 * Tokens go over TLS (RFC 6750 section 5.3): a plain ``http://`` MCP server off this
@@ -70,6 +73,7 @@ from mcp_elicit.transports.http_documents import discover
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource
 from mcp_elicit.transports.http_pinned import Resolver
+from mcp_elicit.transports.http_proxy_env import ProxyRoutes
 from mcp_elicit.transports.http_registration import ClientIdentity
 from mcp_elicit.transports.token_record import SharedRecord, usable_tokens
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -103,8 +107,13 @@ class OAuth(TokenGrants):
     ``"private"`` (also private-network addresses and names, for a network you trust).
     ``resolver``: how the flow looks up host names, an async function of ``(host, port)``
     returning addresses (default: the system's for a server elsewhere, whose flow connects
-    only to the addresses it checked; httpx's own for a server at home, through a proxy from
-    the environment if any). ``transport``: the flow's own HTTP transport, used as it is.
+    only to the addresses it checked; httpx's own for a server at home). Where the
+    environment names a proxy for a URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, less
+    the hosts of ``NO_PROXY``, as httpx reads them) the request goes through it instead and
+    no resolver is asked: the proxy resolves the name, and its resolution is trusted; the
+    checks of the URL itself (a scheme, an address written in it, a ``.local`` or
+    ``.internal`` name) still apply. ``transport``: the flow's own HTTP transport, used as it
+    is (no proxy but its own, nothing resolved nor checked by the flow).
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with
@@ -222,7 +231,7 @@ class OAuth(TokenGrants):
         authorizations = 0
         nonces = 0
         while response.status_code in (401, 403):
-            peer = _peer(response)  # read before the answer is, while its connection is open
+            peer = _peer(response, target)  # read before the answer is, while its connection is open
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
             if response.status_code == 401 and "www-authenticate" not in response.headers:
                 challenges = [oauth.Challenge("Bearer", {})]  # names no metadata: the well-known URLs
@@ -421,10 +430,14 @@ def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
 
 
-def _peer(response: httpx.Response) -> str | None:
-    """The address ``response`` came from, when its transport tells (httpcore's does: the
-    connection's ``server_addr``); None when it does not (an application in process). Behind
-    a proxy, the proxy's."""
+def _peer(response: httpx.Response, target: str) -> str | None:
+    """The address ``response`` (from the MCP server at ``target``) came from, when its
+    transport tells (httpcore's does: the connection's ``server_addr``); None when it does
+    not (an application in process), and when the environment names a proxy for ``target``:
+    through one, the address is the proxy's, which says nothing of where the server is (a
+    proxy on this machine would make every server look at home, its sign-in unguarded)."""
+    if ProxyRoutes.from_environment().route(target) is not None:
+        return None
     stream = response.extensions.get("network_stream")
     try:
         address = stream.get_extra_info("server_addr") if stream is not None else None

@@ -17,10 +17,12 @@ Rules:
   their own that never follows redirects (``transports.http_documents`` caps what is read).
   For an MCP server elsewhere (``core.authorization_urls.far_server``) that client connects
   through ``transports.http_pinned``: every host but the server's own must resolve away from
-  this machine and private networks, and is connected to at the address checked. A
-  resolver given (``OAuth(resolver=)``) is used for a server at home too (unchecked); without
-  one, such a server's flow connects as httpx does (a proxy from the environment). A
-  transport given (``OAuth(transport=)``) is used as it is.
+  this machine and private networks, and is connected to at the address checked; a URL the
+  environment names a proxy for goes through it instead (``transports.http_proxy``: the
+  proxy resolves, and is trusted), as httpx would send it. A resolver given
+  (``OAuth(resolver=)``) is used for a server at home too (unchecked; a proxy still taken);
+  without one, such a server's flow connects as httpx does. A transport given
+  (``OAuth(transport=)``) is used as it is.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from mcp_elicit.transports.http_documents import post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport, Resolver, system_resolver
+from mcp_elicit.transports.http_proxy import through_environment
 from mcp_elicit.transports.http_registration import ClientIdentity
 
 __all__ = ["Authorizer", "TokenGrants"]
@@ -84,7 +87,8 @@ class TokenGrants(RedactedAuth):
         if self._client is None:
             transport = self._transport
             if transport is None and (self._far is not None or self._resolver is not None):
-                transport = PinnedTransport(PinnedBackend(self._refusal, self._resolver or system_resolver))
+                pinned = PinnedTransport(PinnedBackend(self._refusal, self._resolver or system_resolver))
+                transport = through_environment(pinned)  # a proxy named for a URL: through it
             self._client = httpx.AsyncClient(
                 timeout=self._timeout, follow_redirects=False, transport=transport
             )

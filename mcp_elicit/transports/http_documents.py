@@ -6,7 +6,8 @@ Rules: the caller's ``httpx.AsyncClient`` never follows redirects; an answer is 
 256 KiB and no further, and is asked for uncompressed (``Accept-Encoding: identity``): one
 compressed all the same is refused unread (the cap counts decoded bytes, and httpx inflates
 a whole network read at once, a few KB of gzip to megabytes); a network failure is an :class:`AuthorizationError` naming the URL
-and the kind of failure, never the request's body (it may hold a code or a secret).
+and the kind of failure, never the request's body (it may hold a code or a secret); a
+proxy's failure also says which proxy and what it did (``transports.http_proxy`` words it).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ async def post(http: httpx.AsyncClient, url: str, **options: Any) -> tuple[int, 
         async with http.stream("POST", url, **options) as response:
             body = await _read_capped(response, url)
             status = response.status_code
+    except httpx.ProxyError as exc:  # worded by the flow (transports.http_proxy): the proxy named
+        raise AuthorizationError(f"could not reach {url} ({type(exc).__name__}: {exc})") from None
     except httpx.HTTPError as exc:
         raise AuthorizationError(f"could not reach {url} ({type(exc).__name__})") from None
     try:

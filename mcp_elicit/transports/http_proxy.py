@@ -1,0 +1,215 @@
+"""Requests through the proxy the environment names for their URL, as httpx's client sends
+them (``transports.http_proxy_env`` reads which), for connections httpx does not make
+itself: the authorization flow's for a server elsewhere (pinned, ``transports.http_pinned``)
+and the command line's (watched). The rest go over the direct transport they were given.
+
+Rules:
+
+* An https URL goes through a tunnel (``CONNECT host:port``), its TLS verified against the
+  host name inside it; an http URL is sent to the proxy whole (absolute form); a SOCKS5
+  proxy (``socks5://``, ``socks5h://``) needs the ``socksio`` package, as in httpx.
+  Credentials in the proxy's URL (``http://user:password@host:port``) go to it as
+  ``Proxy-Authorization`` (Basic). Connection limits and keep-alive are httpx's defaults.
+* The proxy resolves the host name and connects: no address is checked on this side.
+  Whoever relies on a proxy trusts its resolution; what the URL says (a scheme, an address
+  written in it, a name that says where it is) is checked before the request is made, by
+  whoever makes it.
+* What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its URL without
+  credentials) and the variable that names it: no connection to it (refused, no answer
+  within the connect timeout), a tunnel it refuses, a 407 (credentials wanted, or not
+  taken), a proxy URL httpx cannot use. Nothing in it comes from the original error's chain:
+  the failure is the proxy's, not the server's, and a diagnosis reading causes must not
+  take it for the server refusing a connection.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Iterable
+from typing import Final
+
+import httpcore
+import httpx
+
+from mcp_elicit.transports.http_pool import PoolTransport
+from mcp_elicit.transports.http_proxy_env import ProxyRoute, ProxyRoutes
+
+__all__ = ["ProxyTransport", "RoutedTransport", "through_environment"]
+
+#: httpx's default connection limits (``httpx.Limits()``).
+_MAX_CONNECTIONS: Final = 100
+_MAX_KEEPALIVE: Final = 20
+_KEEPALIVE_EXPIRY: Final = 5.0
+_STATUS: Final = re.compile(r"(\d{3})\s*(.*)")
+
+
+def through_environment(direct: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+    """``direct`` for requests no proxy of the environment's is for; when the environment
+    names one, a ``RoutedTransport`` sending the others through it."""
+    routes = ProxyRoutes.from_environment()
+    return RoutedTransport(routes, direct) if routes else direct
+
+
+class RoutedTransport(httpx.AsyncBaseTransport):
+    """Each request through the proxy ``routes`` names for its URL, or over ``direct``."""
+
+    def __init__(self, routes: ProxyRoutes, direct: httpx.AsyncBaseTransport) -> None:
+        self.routes = routes
+        self._direct = direct
+        self._proxies: dict[ProxyRoute, ProxyTransport] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        route = self.routes.route(request.url)
+        if route is None:
+            return await self._direct.handle_async_request(request)
+        transport = self._proxies.get(route)
+        if transport is None:
+            transport = self._proxies[route] = ProxyTransport(route, request)
+        return await transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        proxies, self._proxies = list(self._proxies.values()), {}
+        for transport in proxies:
+            await transport.aclose()
+        await self._direct.aclose()
+
+
+class ProxyTransport(PoolTransport):
+    """Requests through the proxy of ``route`` (``request``: the one it is made for, named
+    in an error about the proxy's URL)."""
+
+    def __init__(self, route: ProxyRoute, request: httpx.Request | None = None) -> None:
+        self.variable = route.variable
+        try:
+            proxy = httpx.Proxy(route.proxy)
+        except (ValueError, httpx.InvalidURL) as exc:
+            raise httpx.ProxyError(
+                f"{route.variable} names no proxy httpx can use (http://, https://, socks5:// or "
+                f"socks5h://, then host and port): {_reason(exc)}",
+                request=request,
+            ) from None
+        self.shown = str(proxy.url).rstrip("/")  # credentials taken out
+        self._credentials = proxy.auth is not None
+        backend = _ToTheProxy(f"the proxy {self.shown} ({self.variable})")
+        url = httpcore.URL(
+            scheme=proxy.url.raw_scheme,
+            host=proxy.url.raw_host,
+            port=proxy.url.port,
+            target=proxy.url.raw_path,
+        )
+        pool: httpcore.AsyncConnectionPool
+        if proxy.url.scheme in ("http", "https"):
+            pool = httpcore.AsyncHTTPProxy(
+                proxy_url=url,
+                proxy_auth=proxy.raw_auth,
+                proxy_headers=proxy.headers.raw,
+                ssl_context=httpx.create_ssl_context(),
+                max_connections=_MAX_CONNECTIONS,
+                max_keepalive_connections=_MAX_KEEPALIVE,
+                keepalive_expiry=_KEEPALIVE_EXPIRY,
+                network_backend=backend,
+            )
+        elif importlib.util.find_spec("socksio") is None:
+            raise httpx.ProxyError(
+                f"{self.variable} names a SOCKS proxy ({self.shown}), which needs the socksio "
+                "package: pip install 'httpx[socks]'",
+                request=request,
+            )
+        else:
+            pool = httpcore.AsyncSOCKSProxy(
+                proxy_url=url,
+                proxy_auth=proxy.raw_auth,
+                ssl_context=httpx.create_ssl_context(),
+                max_connections=_MAX_CONNECTIONS,
+                max_keepalive_connections=_MAX_KEEPALIVE,
+                keepalive_expiry=_KEEPALIVE_EXPIRY,
+                network_backend=backend,
+            )
+        super().__init__(pool)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await super().handle_async_request(request)
+        except httpx.ProxyError as exc:
+            message = self._failure(request.url, exc)
+        else:
+            if response.status_code != 407:  # 407: the proxy's own answer to a request sent whole
+                return response
+            await response.aclose()
+            reason = response.extensions.get("reason_phrase", b"").decode("ascii", "replace")
+            message = self._refused("forward the request to", request.url, 407, reason)
+        raise httpx.ProxyError(message, request=request)  # outside the except: no chain
+
+    def _failure(self, url: httpx.URL, exc: httpx.ProxyError) -> str:
+        if isinstance(exc.__cause__, _Unreachable):
+            return str(exc)
+        status = _STATUS.fullmatch(str(exc))  # httpcore's "407 Proxy Authentication Required"
+        if status is None:  # a SOCKS proxy's refusal
+            return f"the proxy {self.shown} ({self.variable}) refused the connection to {_where(url)} ({exc})"
+        return self._refused("open a tunnel to", url, int(status[1]), status[2])
+
+    def _refused(self, what: str, url: httpx.URL, status: int, reason: str) -> str:
+        said = f"the proxy {self.shown} ({self.variable}) refused to {what} {_where(url)}"
+        said += f" (HTTP {status} {reason}".rstrip() + "): "
+        if status >= 500:
+            return said + "it could not reach that host, or failed"
+        if status != 407:
+            return said + "it may not let that host through; list it in NO_PROXY to reach it directly"
+        if self._credentials:
+            return said + f"it did not take the user name and password in {self.variable}"
+        return said + (
+            f"it asks for a user name and password: give them in {self.variable}, as user:password@ before the host"
+        )
+
+
+def _where(url: httpx.URL) -> str:
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{host}:{port}"
+
+
+def _reason(exc: Exception) -> str:
+    """Why httpx refused a proxy URL, without the URL (its credentials)."""
+    text = str(exc)
+    return "an unknown scheme" if "Unknown scheme" in text else "not a valid URL"
+
+
+class _Unreachable(httpcore.ProxyError):
+    """No connection to the proxy: its message says so, naming it."""
+
+
+class _ToTheProxy(httpcore.AsyncNetworkBackend):
+    """httpcore's own network, its failures to connect (always to the proxy, for a proxy's
+    pool) said as the proxy's."""
+
+    def __init__(self, named: str) -> None:
+        self._named = named
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            return await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        except httpcore.ConnectTimeout:
+            failure = f"{self._named} took no connection within the connect timeout ({timeout or 0:g} s)"
+        except (httpcore.ConnectError, OSError) as exc:
+            failure = f"cannot connect to {self._named}: {str(exc) or type(exc).__name__}"
+        raise _Unreachable(failure)  # outside the except: the proxy's failure, no other's
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("a proxy is reached over TCP")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
