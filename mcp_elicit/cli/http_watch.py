@@ -1,5 +1,8 @@
 """An httpx transport that records, for ``cli.diagnose``, every response and every error
-of an HTTP connection (into ``targets.Observed``).
+of an HTTP connection (into ``targets.Observed``). Its requests go where httpx's own
+client sends them: through the proxy the environment names for their URL, if any
+(``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``: ``transports.http_proxy``),
+else directly.
 
 Its own module so that httpx is imported only when a TARGET is an HTTP URL.
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 import httpx
 
 from mcp_elicit.cli.targets import HttpSeen, Observed
+from mcp_elicit.transports.http_proxy import through_environment
 
 __all__ = ["Watch"]
 
@@ -17,7 +21,7 @@ class Watch(httpx.AsyncBaseTransport):
     """Records every response and every error of the HTTP connection."""
 
     def __init__(self, observed: Observed) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
+        self._inner = through_environment(httpx.AsyncHTTPTransport())
         self._observed = observed
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -12,6 +12,8 @@ https site of ``support.named_site``.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -20,7 +22,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.cli.check import run_check
+from mcp_elicit.cli.sign_in import SignIn
+from mcp_elicit.cli.targets import Target
+from mcp_elicit.errors import AuthorizationError, CliError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_documents import post
@@ -306,3 +311,57 @@ async def test_a_proxy_that_cannot_be_reached_is_named(site: Site, monkeypatch: 
     assert f"cannot connect to the proxy http://127.0.0.1:{port} (ALL_PROXY)" in message
     assert "alice" not in message and "secret" not in message
     assert site.arrived == []
+
+
+async def test_the_command_line_signs_in_through_the_proxy(
+    site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # mcp-elicit check behind a company's proxy, nothing injected (the system's resolver,
+    # which knows none of these names): the connection and the sign-in go through the proxy
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    loop = asyncio.get_running_loop()
+    browsing: list[concurrent.futures.Future[None]] = []
+    dns = Dns(auth_example_net=["127.0.0.1"])
+
+    async def browse(url: str) -> None:  # the person's browser: approved, and back to the callback
+        async with httpx.AsyncClient(transport=reaching(dns), follow_redirects=True) as http:
+            assert (await http.get(url)).status_code == 200
+
+    def open_url(url: str) -> bool:
+        browsing.append(asyncio.run_coroutine_threadsafe(browse(url), loop))
+        return True
+
+    async def consent(url: str, issuer: str) -> bool:
+        return True
+
+    sign_in = SignIn(tmp_path / "tokens.json", consent=consent, open_url=open_url)
+    report = await run_check(Target(url=site.url("mcp.example.com")), sign_in=sign_in)
+    assert report.exit_code == 0, report.to_json()
+    assert report.authorization == {"issuer": site.auth.base, "signed_in_now": True, "token_type": "Bearer"}
+    assert [tool.name for tool in report.tools] == ["whoami"]
+    assert tunnels(proxy, site) == {"mcp.example.com", "auth.example.net"}
+    assert (f"auth.example.net:{site.port}", "/token") in site.arrived
+    await asyncio.wrap_future(browsing[0])  # the browser saw the callback's page
+
+
+async def test_the_command_line_names_the_proxy_that_refused_the_sign_in(
+    site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # mcp-elicit check, nothing injected: the system's resolver, the environment's proxy
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    proxy.refuse, proxy.refused = 403, ("auth.example.net",)
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    asked: list[str] = []
+
+    async def consent(url: str, issuer: str) -> bool:
+        asked.append(issuer)
+        return True
+
+    sign_in = SignIn(tmp_path / "tokens.json", consent=consent, open_url=lambda url: False)
+    with pytest.raises(CliError) as failed:
+        await run_check(Target(url=site.url("mcp.example.com")), sign_in=sign_in)
+    assert failed.value.exit_code == 3
+    message = str(failed.value)
+    assert f"{_shown(proxy)} (HTTPS_PROXY) refused to open a tunnel to auth.example.net" in message
+    assert "Traceback" not in message and asked == []
