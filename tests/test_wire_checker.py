@@ -11,7 +11,7 @@ import pytest
 
 from support.wire import WireChecker
 
-REVISIONS = ["2025-11-25", "2026-07-28"]
+REVISIONS = ["2025-11-25", "2026-07-28", "2025-06-18"]  # 2025-06-18: where its schema is present
 _META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
@@ -21,8 +21,9 @@ _META = {
 
 def _send_answer(checker: WireChecker, answer: dict[str, Any]) -> None:
     """Check a form answer as the client sends it at the checker's revision: the result of
-    an ``elicitation/create`` (2025-11-25), or in a retry's ``inputResponses`` (2026-07-28)."""
-    if checker.revision == "2025-11-25":
+    an ``elicitation/create`` (2025-11-25, 2025-06-18), or in a retry's ``inputResponses``
+    (2026-07-28)."""
+    if checker.revision != "2026-07-28":
         checker.response("elicitation/create", {"jsonrpc": "2.0", "id": 1, "result": answer})
         return
     params = {"name": "t", "inputResponses": {"k": answer}, "requestState": "s", "_meta": _META}
@@ -48,7 +49,10 @@ def test_a_fractional_form_answer_is_valid_as_the_specification_says(revision: s
     follows the specification, and this test fails, to say the departure can go, once
     ``schema.json`` agrees."""
     checker = WireChecker.load(revision)
-    answer = {"action": "accept", "content": {"weight": 72.5, "guests": 2, "name": "Ann", "tags": ["a"]}}
+    content: dict[str, Any] = {"weight": 72.5, "guests": 2, "name": "Ann", "tags": ["a"]}
+    if revision == "2025-06-18":  # no multi-selects yet: no lists of strings
+        del content["tags"]
+    answer = {"action": "accept", "content": content}
     assert _raw_errors(checker, answer, "ElicitResult"), (
         "schema.json now admits fractions: drop _as_specified"
     )
@@ -73,3 +77,83 @@ def test_the_checker_changes_no_other_definition(revision: str) -> None:
     checker = WireChecker.load(revision)
     raw = checker.schema.get("$defs") or checker.schema.get("definitions")
     assert {name for name in raw if raw[name] != checker.defs[name]} == {"ElicitResult"}
+
+
+#: A schema shaped as those before 2025-11-25 are (draft-07 ``definitions``; a request's
+#: type its ``method`` and ``params`` alone, the envelope ``JSONRPCRequest``'s; a form
+#: answer's values one list of types), small and written here, so that the checker's
+#: reading of that shape is tested where the official files are absent.
+_OLDER_SHAPE: dict[str, Any] = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "definitions": {
+        "JSONRPCRequest": {
+            "type": "object",
+            "required": ["jsonrpc", "id", "method"],
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {"type": ["string", "integer"]},
+                "method": {"type": "string"},
+                "params": {"type": "object", "additionalProperties": {}},
+            },
+        },
+        "JSONRPCResponse": {
+            "type": "object",
+            "required": ["jsonrpc", "id", "result"],
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {"type": ["string", "integer"]},
+                "result": {"type": "object", "additionalProperties": {}},
+            },
+        },
+        "ListToolsRequest": {
+            "type": "object",
+            "required": ["method"],
+            "properties": {
+                "method": {"const": "tools/list"},
+                "params": {"type": "object", "properties": {"cursor": {"type": "string"}}},
+            },
+        },
+        "ElicitResult": {
+            "type": "object",
+            "required": ["action"],
+            "properties": {
+                "action": {"enum": ["accept", "decline", "cancel"]},
+                "content": {
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "integer", "boolean"]},
+                },
+            },
+        },
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("params", "fault"),
+    [
+        ({"cursor": "abc"}, None),
+        ({"cursor": 1}, "1 is not of type 'string'"),
+        ({"page": 2}, "'page' was unexpected"),
+    ],
+)
+def test_a_request_of_an_older_shape_is_checked_in_its_envelope(
+    params: dict[str, Any], fault: str | None
+) -> None:
+    checker = WireChecker("2025-06-18", _OLDER_SHAPE)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params}
+    if fault is None:
+        checker.request(request)
+        assert checker.seen == 2  # the envelope, then the method's own type
+        return
+    with pytest.raises(AssertionError, match=fault):
+        checker.request(request)
+
+
+def test_an_older_shape_takes_fractional_form_answers_too() -> None:
+    checker = WireChecker("2025-06-18", _OLDER_SHAPE)
+    answer = {"action": "accept", "content": {"weight": 72.5, "guests": 2, "name": "Ann"}}
+    checker.response("elicitation/create", {"jsonrpc": "2.0", "id": 1, "result": answer})
+    with pytest.raises(AssertionError, match="invalid"):
+        checker.response(
+            "elicitation/create", {"jsonrpc": "2.0", "id": 1, "result": {**answer, "content": {"a": [1]}}}
+        )

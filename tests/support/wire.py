@@ -4,7 +4,10 @@ of its revision, read from ``../shared/spec/<revision>/schema.json``.
 Where the schema files are absent (a user's clone), ``WireChecker.load`` skips the test
 that asked for it, saying why. Results are checked against the result type of the method
 that was called (``CallToolResult`` for ``tools/call``...), notifications against the type
-of their method, errors against the JSON-RPC error response.
+of their method, errors against the JSON-RPC error response. Before 2025-11-25 a
+request's or notification's type is its ``method`` and ``params`` alone: there the message
+is checked against ``JSONRPCRequest`` (``JSONRPCNotification``) and those two against the
+type, so 2025-06-18's and 2025-03-26's schemas are read where they are present.
 
 One departure from ``schema.json``, where it says less than the specification's
 ``schema.ts``: a form answer's values may be fractional numbers (``_as_specified``).
@@ -206,17 +209,18 @@ def _as_specified(defs: dict[str, Any]) -> dict[str, Any]:
     if result is None:
         return defs
     values = result["properties"]["content"]["additionalProperties"]
-    widened = {
-        **values,
-        "anyOf": [
-            {**choice, "type": ["string", "number", "boolean"]}
-            if choice.get("type") == ["string", "integer", "boolean"]
-            else choice
-            for choice in values["anyOf"]
-        ],
-    }
+    if "anyOf" in values:  # 2025-11-25 on: a string list is a choice of its own
+        widened = {**values, "anyOf": [_widened(choice) for choice in values["anyOf"]]}
+    else:  # 2025-06-18: the one type list
+        widened = _widened(values)
     content = {**result["properties"]["content"], "additionalProperties": widened}
     return {**defs, "ElicitResult": {**result, "properties": {**result["properties"], "content": content}}}
+
+
+def _widened(choice: dict[str, Any]) -> dict[str, Any]:
+    if choice.get("type") == ["string", "integer", "boolean"]:
+        return {**choice, "type": ["string", "number", "boolean"]}
+    return choice
 
 
 class WireChecker:
@@ -290,7 +294,17 @@ class WireChecker:
             self._validate(message, "JSONRPCRequest")
             self._validate_shape(message["params"], "TaskRequestParams")
             return
-        self._validate(message, REQUESTS[message["method"]])
+        self._validate_message(message, REQUESTS[message["method"]], "JSONRPCRequest")
+
+    def _validate_message(self, message: Mapping[str, Any], definition: str, envelope: str) -> None:
+        """A request or notification: from 2025-11-25 on, its type is the whole message;
+        before, the type is its ``method`` and ``params`` alone, and the message is the
+        ``envelope`` (``JSONRPCRequest``, ``JSONRPCNotification``) holding them."""
+        if "jsonrpc" in self.defs.get(definition, {}).get("properties", {"jsonrpc": None}):
+            self._validate(message, definition)
+            return
+        self._validate(message, envelope)
+        self._validate({key: message[key] for key in ("method", "params") if key in message}, definition)
 
     def _validate_shape(self, instance: Any, shape: str) -> None:
         """Validate against one of the tasks extension's shapes (``TASK_SHAPES``)."""
@@ -313,7 +327,7 @@ class WireChecker:
         name = NOTIFICATIONS.get(message["method"])
         if name is None or name not in self.defs:
             name = "JSONRPCNotification"
-        self._validate(message, name)
+        self._validate_message(message, name, "JSONRPCNotification")
 
     def outgoing(self, message: Mapping[str, Any], method: str | None = None) -> None:
         """Any message a side sent; ``method`` names the request a response answers."""
