@@ -15,10 +15,11 @@ Rules:
   (``readonlyHint``) is caught, and nothing is moved to ``_meta`` behind the author's back.
 - Each spec field is checked against its type, strictly, and a field set to None is left
   out (the schema has no null there); ``lastModified`` must read as an ISO 8601 date-time,
-  as the spec's text asks. A ``size`` is a fixed resource's, in bytes, a whole number not
-  below 0; a template has none (its resources differ). What the listing cannot carry is a
-  ``TypeError`` at registration, ``app.<decorator>(): ...``, naming the option, the icon
-  and the field. An empty list or mapping adds nothing.
+  as the spec's text asks. A ``size`` is a fixed resource's, in bytes, a whole number
+  from 0 to 2**53 - 1 (what every JSON reader holds exactly); a template has none (its
+  resources differ). What the listing cannot carry is a ``TypeError`` at registration,
+  ``app.<decorator>(): ...``, naming the option, the icon and the field. An empty list or
+  mapping adds nothing.
 - Revisions (``listed``): an entry is listed with the keys its revision's Tool, Prompt,
   Resource or ResourceTemplate has (``LACKS``). Icons came with 2025-11-25, so a session
   of 2025-06-18 or 2025-03-26 is listed every entry without them; ``title``, ``_meta`` and
@@ -47,6 +48,10 @@ LACKS: dict[str, frozenset[str]] = {
     REV_2025_06_18: frozenset({"icons"}),
     "2025-03-26": frozenset({"icons", "title", "_meta", "annotations.lastModified"}),
 }
+
+#: The largest ``size`` listed: the largest integer every JSON reader keeps exact (RFC
+#: 7493); past 2**64 the listing could not be written at all.
+_MOST_BYTES = 2**53 - 1
 
 #: The annotations each decorator takes (a prompt takes none).
 _ANNOTATIONS: dict[str, type[BaseModel]] = {
@@ -140,9 +145,10 @@ def _icons(decorator: str, icons: object) -> list[dict[str, Any]]:
 
 
 def _size(size: object, template: bool) -> int:
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= _MOST_BYTES:
         raise TypeError(
-            f"size {size!r}: expected None or the resource's size in bytes, a whole number (0 or more)"
+            f"size {size!r}: expected None or the resource's size in bytes, a whole number "
+            "from 0 to 2**53 - 1"
         )
     if template:
         raise TypeError(

@@ -282,9 +282,9 @@ def resource(uri: str = "notes://today", **options: Any) -> Callable[[Server], o
             (
                 resource(size=size),
                 f"app.resource(): size {size!r}: expected None or the resource's size in bytes, "
-                "a whole number (0 or more)",
+                "a whole number from 0 to 2**53 - 1",
             )
-            for size in (-1, 1.5, "11", True)
+            for size in (-1, 1.5, "11", True, 2**53, 2**64)
         ),
         (
             resource("notes://{day}", size=11),
@@ -317,3 +317,16 @@ def test_a_prompt_takes_them_bare_only_in_its_call() -> None:
     with pytest.raises(TypeError, match=r"give the options in the call above the function"):
         app.prompt(plan, icons=[{"src": ICON}])  # type: ignore[call-overload]
     assert app.names("prompts") == []
+
+
+@pytest.mark.anyio
+async def test_the_largest_size_every_reader_holds_is_listed() -> None:
+    """A size past 2**64 was taken, and then no ``resources/list`` could be written: every
+    caller got -32603 for every resource. The bound is 2**53 - 1, which every JSON reader
+    holds exactly; that size is listed as given."""
+    app = Server("extras")
+    app.resource("notes://huge", name="huge", size=2**53 - 1)(lambda: "x")
+    app.resource("notes://small", name="small", size=0)(lambda: "x")
+    client = MemoryClient(app, checker=WireChecker.load("2026-07-28"))
+    listed = await client.result("resources/list")
+    assert [r["size"] for r in listed["resources"]] == [2**53 - 1, 0]
