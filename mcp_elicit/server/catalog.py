@@ -135,7 +135,7 @@ class Catalog(ScopeLookup):
             meta=("mapping", meta),
             single_use_state=("flag", single_use_state),
         )
-        extras = listing_extras("tool", icons=icons, annotations=annotations)
+        extras = listing_extras("tool", icons=icons, annotations=annotations, meta=meta)
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
         needed = scope_names("app.tool(): scopes", scopes)
@@ -150,7 +150,7 @@ class Catalog(ScopeLookup):
                 output_schema=output_schema,
                 structured=structured,
                 annotations=extras.get("annotations"),
-                meta=meta,
+                meta=extras.get("_meta"),
                 icons=extras.get("icons"),
             )
             tool.single_use_state = single_use_state

@@ -18,8 +18,11 @@ Rules:
   as the spec's text asks. A ``size`` is a fixed resource's, in bytes, a whole number
   from 0 to 2**53 - 1 (what every JSON reader holds exactly); a template has none (its
   resources differ). What the listing cannot carry is a ``TypeError`` at registration,
-  ``app.<decorator>(): ...``, naming the option, the icon and the field. An empty list or
-  mapping adds nothing.
+  ``app.<decorator>(): ...``, naming the option, the icon and the field. ``meta=`` is
+  copied as the listing writes it (a later change to the caller's mapping changes no
+  listing): a key that is not a string, NaN or an infinity (orjson would write null), a
+  value JSON cannot carry or a nesting past 200 levels is refused naming where in it
+  (``meta['a'][0]``). An empty list or mapping adds nothing.
 - Revisions (``listed``): an entry is listed with the keys its revision's Tool, Prompt,
   Resource or ResourceTemplate has (``LACKS``). Icons came with 2025-11-25, so a session
   of 2025-06-18 or 2025-03-26 is listed every entry without them; ``title``, ``_meta`` and
@@ -32,10 +35,12 @@ Rules:
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import mcp_types
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from mcp_elicit.wire.versions import REV_2025_06_18
@@ -52,6 +57,10 @@ LACKS: dict[str, frozenset[str]] = {
 #: The largest ``size`` listed: the largest integer every JSON reader keeps exact (RFC
 #: 7493); past 2**64 the listing could not be written at all.
 _MOST_BYTES = 2**53 - 1
+
+#: How many levels of mappings and lists ``meta=`` may nest: the listing's message holds
+#: it four levels down, and orjson writes no message nesting past 254.
+_DEPTH = 200
 
 #: The annotations each decorator takes (a prompt takes none).
 _ANNOTATIONS: dict[str, type[BaseModel]] = {
@@ -101,6 +110,7 @@ def listing_extras(
         icon_list = _icons(decorator, icons)
         annotated = {} if annotations is None else _annotations(decorator, annotations)
         sized = None if size is None else _size(size, template)
+        written = _written("meta", meta, 0) if meta else None
     except TypeError as exc:
         raise TypeError(f"app.{decorator}(): {exc}") from None
     extras: dict[str, Any] = {}
@@ -110,8 +120,8 @@ def listing_extras(
         extras["annotations"] = annotated
     if icon_list:
         extras["icons"] = icon_list
-    if meta:
-        extras["_meta"] = dict(meta)
+    if written:
+        extras["_meta"] = written
     return extras
 
 
@@ -156,6 +166,37 @@ def _size(size: object, template: bool) -> int:
             "give size= to a fixed resource"
         )
     return size
+
+
+def _written(where: str, value: object, depth: int) -> Any:
+    """``value`` as the listing writes it, a copy of its own (what the caller's mapping holds
+    may change later); ``TypeError`` naming where in it is what JSON cannot carry."""
+    if value is None or type(value) in (str, bool):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):  # orjson would write null
+        raise TypeError(f"{_shown(where)} is {value!r}; JSON has no NaN or infinity: give None or a string")
+    if isinstance(value, Mapping | list | tuple) and depth >= _DEPTH:
+        raise TypeError(f"{_shown(where)}: nests deeper than {_DEPTH} levels (does it hold itself?)")
+    if isinstance(value, Mapping):
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{_shown(where)}: the key {key!r} is not a string, as every JSON key is")
+            copied[key] = _written(f"{where}[{key!r}]", item, depth + 1)
+        return copied
+    if isinstance(value, list | tuple):
+        return [_written(f"{where}[{n}]", item, depth + 1) for n, item in enumerate(value)]
+    try:  # a number, or what the wire's encoder writes of it (a datetime, an enum member...)
+        return orjson.loads(orjson.dumps(value))
+    except orjson.JSONEncodeError as exc:
+        raise TypeError(
+            f"{_shown(where)} {value!r}: {exc}; give JSON values (text, numbers, lists, mappings)"
+        ) from None
+
+
+def _shown(where: str) -> str:
+    """A path into ``meta=`` as a message shows it: cut at 200 characters."""
+    return where if len(where) <= 200 else f"{where[:200]}..."
 
 
 def _checked(
