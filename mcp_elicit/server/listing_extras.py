@@ -214,8 +214,10 @@ def _checked(
         if written is not None:
             raise TypeError(f"{where}: {key} is written {written}")
         if isinstance(given, BaseModel) and type(given).__name__ != model.__name__:
+            kind = type(given).__name__
+            article = "an" if kind[:1] in "AEIOU" else "a"
             raise TypeError(
-                f"{where}: a {type(given).__name__} has {key!r}, which is not one of the spec's "
+                f"{where}: {article} {kind} has {key!r}, which is not one of the spec's "
                 f"({', '.join(spec_names)}): give an mcp_types.{model.__name__} or a mapping"
             )
         raise TypeError(

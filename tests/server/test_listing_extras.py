@@ -83,6 +83,13 @@ async def test_mappings_are_listed_leaving_out_what_is_none(wire: WireChecker) -
         ({"icons": [{"src": ICON, "sizes": "48x48"}]}, "icons[0]: sizes: Input should be a valid list"),
         ({"icons": [{"src": ICON, "theme": "blue"}]}, "icons[0]: theme: Input should be 'light' or 'dark'"),
         ({"icons": [ICON]}, f"icons[0] {ICON!r}: expected a mapping or an mcp_types.Icon"),
+        # a resource's annotations are not a tool's
+        (
+            {"annotations": mcp_types.Annotations(audience=["user"])},
+            "annotations: an Annotations has 'audience', which is not one of the spec's (title, "
+            "readOnlyHint, destructiveHint, idempotentHint, openWorldHint): give an "
+            "mcp_types.ToolAnnotations or a mapping",
+        ),
         # the wrong kind altogether, as before
         ({"annotations": "readOnlyHint"}, "annotations 'readOnlyHint': expected None or a mapping"),
         ({"icons": "icon.png"}, "icons 'icon.png': expected None or a list of mappings"),
