@@ -33,8 +33,13 @@ Rules:
   it (logged at INFO).
 * A step without an ``elicitationId`` is asked again on every retry until the handler
   stops raising it: nothing can complete it.
-* At most one wait per round: a handler that raises a held step again in the run that
-  followed its release ends the round with the state alone, or asks what it must.
+* At most one wait per round: what the run that followed the release raises is asked (a
+  step released is asked anew, one whose time was over once more).
+* A step's record (in the memo, sealed in ``requestState``) follows the step itself (its
+  fingerprint), not its place in the raise: a held step stays held when a step before
+  it is no longer raised (its work done). Records of steps not raised now are dropped,
+  so the state does not grow with every step a handler ever raised (a URL made anew in
+  each run, say).
 """
 
 from __future__ import annotations
@@ -57,8 +62,9 @@ __all__ = ["settle"]
 log = logging.getLogger("mcp_elicit.server")
 
 REFUSALS = ("decline", "cancel")
-#: Where a step's record is kept in the request's memo (sealed in ``requestState``).
-_SLOT = "mcp-elicit/raised/"
+#: Where the steps' records are kept in the request's memo (sealed in ``requestState``), by
+#: fingerprint: a step keeps its record whatever its place in the raise (its key).
+_SLOTS = "mcp-elicit/raised"
 
 
 async def settle(
@@ -75,17 +81,21 @@ async def settle(
     principal = who.subject if who is not None else None
     asks: list[Ask] = []
     held: list[tuple[str, dict[str, Any]]] = []
+    # the records of the steps raised now (the others' are dropped: the state stays small)
+    records = ctx.slot(_SLOTS)
+    kept: dict[str, dict[str, Any]] = {}
     for step in steps:
         step_id = step.params.get("elicitationId")
         if mode is None or not isinstance(step_id, str):  # nothing can complete it: asked again
-            if (action := _action(replay, step)) in REFUSALS:
+            if (action := _action(replay, step.key, step)) in REFUSALS:
                 raise _refusal(step, action, tool)
             asks.append(step)
             continue
-        slot = ctx.slot(_SLOT + step.key)
-        if slot.get("fp") != step.fingerprint:  # first raised in this request (or changed)
-            slot.clear()
-            slot.update(fp=step.fingerprint, seen=await mode.steps.marker(step_id, principal), nth=1)
+        if step.fingerprint in kept:  # the same step twice in one raise: one step
+            continue
+        slot = kept[step.fingerprint] = records.get(step.fingerprint) or {}
+        if not slot:  # first raised in this request
+            slot.update(seen=await mode.steps.marker(step_id, principal), nth=1)
             _asked(slot, mode)
         elif slot["at"] == "done":  # raised again once its page was done: the work was not found
             log.info("URL step %s was completed, but the handler raised it again: asked anew", shown(step_id))
@@ -102,17 +112,20 @@ async def settle(
                 raise _refusal(step, "cancel", tool)
             slot["nth"] += 1
             _asked(slot, mode)
-        asked = step if slot["nth"] == 1 else Ask(f"{step.key}#{slot['nth']}", step.method, step.params)
-        if slot["at"] == "asked":
-            action = _action(replay, asked)
+        elif slot["at"] == "asked":  # asked in an earlier round (the last, when answered now)
+            action = _action(replay, slot["key"], step)
             if action in REFUSALS:
                 raise _refusal(step, action, tool)
             if action == "accept":
                 slot["at"] = "accepted"
         if slot["at"] == "accepted":
             held.append((step_id, slot))
-        else:
+        else:  # asked under its key in this raise (unique in this run of the handler)
+            asked = step if slot["nth"] == 1 else Ask(f"{step.key}#{slot['nth']}", step.method, step.params)
+            slot["key"] = asked.key
             asks.append(asked)
+    records.clear()
+    records.update(kept)
     if asks or replay.outstanding or not hold:
         for ask in asks:
             replay.want(ask)
@@ -129,9 +142,10 @@ def _asked(slot: dict[str, Any], mode: UrlMode) -> None:
     slot["at"], slot["since"] = "asked", mode.clock()
 
 
-def _action(replay: Replay, step: Ask) -> str | None:
-    """The client's answer to ``step`` as asked in the last round (its ``action``), if any."""
-    answer = replay.fresh.get(step.key) if replay.pending.get(step.key) == step.fingerprint else None
+def _action(replay: Replay, key: str, step: Ask) -> str | None:
+    """The client's answer to ``step`` as asked under ``key`` in the last round (its
+    ``action``), if any."""
+    answer = replay.fresh.get(key) if replay.pending.get(key) == step.fingerprint else None
     action = answer.get("action") if isinstance(answer, dict) else None
     return action if isinstance(action, str) else None
 

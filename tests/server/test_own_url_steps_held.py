@@ -3,12 +3,16 @@ and handlers, every message checked against the schema): a prompt's and a resour
 accepted step is held until ``complete_elicitation`` as a tool's is, and the handler
 then answers in the round that waited. A step is held only once every step of the raise
 was accepted: one new in the raise is asked alone (the held one is not shown again), and
-a step declined while another is held ends the request. Real HTTP, the principal rules,
-the times and the clients: ``tests/transports/test_url_raise_held.py``."""
+a step declined while another is held ends the request. A held step stays held whatever
+its place in a later raise, and the record of the steps does not grow with every step
+raised. A step the handler raises again in the run that follows its release is asked
+anew. Real HTTP, the principal rules, the times and the clients:
+``tests/transports/test_url_raise_held.py``."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
@@ -147,4 +151,118 @@ async def test_a_step_new_in_the_raise_is_asked_alone_while_another_is_held(
         answer = await client.result("tools/call", {"name": "pay", "requestState": answer["requestState"]})
     assert answer["content"][0]["text"] == "paid a, b"
     assert step_a["params"]["url"] == "https://pay.example/a"
+    await app.url_mode.close()
+
+
+async def test_a_held_step_stays_held_when_a_step_before_it_is_no_longer_raised(wire: WireChecker) -> None:
+    """Orders a and b, both accepted and held; a is paid first, so the handler then raises
+    b alone (first in its raise now, where a was): b is still held, not shown again, and
+    its completion releases it."""
+    orders = Orders()
+    app = shop(orders, ["a", "b"], flow_wait=0.05)
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    first = await client.result("tools/call", {"name": "pay"})
+    assert len(first["inputRequests"]) == 2
+    answers = {key: {"action": "accept"} for key in first["inputRequests"]}
+    answer = await client.result(
+        "tools/call", {"name": "pay", "inputResponses": answers, "requestState": first["requestState"]}
+    )
+    assert answer["resultType"] == "input_required" and "inputRequests" not in answer, "both held"
+    orders.paid.add("a")
+    app.complete_elicitation("pay-a", ALICE)
+    answer = await client.result("tools/call", {"name": "pay", "requestState": answer["requestState"]})
+    assert answer["resultType"] == "input_required" and "inputRequests" not in answer, "b still held"
+    orders.paid.add("b")
+    app.complete_elicitation("pay-b", ALICE)
+    for _ in range(200):  # state-only rounds until b's page is seen done (a hang guard)
+        if answer.get("resultType") != "input_required":
+            break
+        assert "inputRequests" not in answer, "b was shown again while its page was open"
+        answer = await client.result("tools/call", {"name": "pay", "requestState": answer["requestState"]})
+    assert answer["content"][0]["text"] == "paid a, b"
+    await app.url_mode.close()
+
+
+def linking(linked: list[bool], looks: list[int]) -> Server:
+    """``link`` raises its step until ``linked``, then sends the person to the docs
+    (``ctx.elicit_url``: a question of its own, keyed as the raised step was);
+    ``relink`` raises its step whatever its record says."""
+    app = Server("linker", store=MemoryStore(), flow_wait=30.0)
+    step = {"message": "Link your account", "url": "https://link.example/", "elicitationId": "link-1"}
+
+    @app.tool()
+    async def link(ctx: Context) -> str:
+        looks.append(1)
+        if not linked:
+            raise URLElicitationRequired("Link first", {"elicitations": [step]})
+        docs = await ctx.elicit_url("Read what linking allows", "https://docs.example/")
+        return f"linked, docs {docs.action}"
+
+    @app.tool()
+    async def relink(ctx: Context) -> str:
+        looks.append(1)
+        raise URLElicitationRequired("Link first", {"elicitations": [step]})
+
+    return app
+
+
+async def held_retry(client: MemoryClient, name: str, looks: list[int]) -> asyncio.Future[dict[str, Any]]:
+    """The step asked and accepted: the accepted retry, held (its handler raised the step
+    again), whose answer the test awaits once it completed the page."""
+    first = await client.result("tools/call", {"name": name})
+    ((key, _),) = first["inputRequests"].items()
+    retry = {
+        "name": name,
+        "inputResponses": {key: {"action": "accept"}},
+        "requestState": first["requestState"],
+    }
+    held = asyncio.ensure_future(client.result("tools/call", retry))
+    await eventually(lambda: len(looks) >= 2, "the retry's handler raised the step again")
+    assert not held.done(), held.result()
+    return held
+
+
+async def test_a_step_raised_again_in_the_run_after_its_release_is_shown_again(wire: WireChecker) -> None:
+    """The page completed but the handler found no record: the step is asked anew in that
+    round, not taken as accepted again on the strength of the accept that round carried."""
+    looks: list[int] = []
+    app = linking([], looks)
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    held = await held_retry(client, "relink", looks)
+    app.complete_elicitation("link-1", ALICE)
+    answer = await asyncio.wait_for(held, 20)
+    assert answer["resultType"] == "input_required", answer
+    assert "inputRequests" in answer, "asked anew, not held again"
+    ((_, step),) = answer["inputRequests"].items()
+    assert step == {
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "Link your account", "url": "https://link.example/"},
+    }
+    await app.url_mode.close()
+
+
+async def test_the_state_does_not_grow_with_every_step_raised(wire: WireChecker) -> None:
+    """A handler that makes its step's URL anew in each run (a fresh nonce): each is a
+    new step, asked, and the records of those no longer raised are dropped."""
+    app = Server("nonces", store=MemoryStore(), flow_wait=0.05)
+    runs = itertools.count()
+
+    @app.tool()
+    async def sign(ctx: Context) -> str:
+        step = {"message": "Sign in", "url": f"https://id.example/?n={next(runs)}", "elicitationId": "sign"}
+        raise URLElicitationRequired("Sign in first", {"elicitations": [step]})
+
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    answer = await client.result("tools/call", {"name": "sign"})
+    sizes = []
+    for _ in range(12):
+        ((key, _),) = answer["inputRequests"].items()
+        retry = {
+            "name": "sign",
+            "inputResponses": {key: {"action": "accept"}},
+            "requestState": answer["requestState"],
+        }
+        answer = await client.result("tools/call", retry)
+        sizes.append(len(answer["requestState"]))
+    assert max(sizes[2:]) <= sizes[1] + 8, sizes  # the same record: only its time's digits vary
     await app.url_mode.close()
