@@ -34,7 +34,9 @@ Rules:
 * A step without an ``elicitationId`` is asked again on every retry until the handler
   stops raising it: nothing can complete it.
 * At most one wait per round: what the run that followed the release raises is asked (a
-  step released is asked anew, one whose time was over once more).
+  step released is asked anew, one whose time was over once more). That run keys its
+  questions afresh, and the answers the round carried for the steps were theirs: a
+  question of its own under a step's key is asked, not handed the step's answer.
 * A step's record (in the memo, sealed in ``requestState``) follows the step itself (its
   fingerprint), not its place in the raise: a held step stays held when a step before
   it is no longer raised (its work done). Records of steps not raised now are dropped,
@@ -84,6 +86,7 @@ async def settle(
     # the records of the steps raised now (the others' are dropped: the state stays small)
     records = ctx.slot(_SLOTS)
     kept: dict[str, dict[str, Any]] = {}
+    read: set[str] = set()  # the keys whose answers were read here
     for step in steps:
         step_id = step.params.get("elicitationId")
         if mode is None or not isinstance(step_id, str):  # nothing can complete it: asked again
@@ -113,6 +116,7 @@ async def settle(
             slot["nth"] += 1
             _asked(slot, mode)
         elif slot["at"] == "asked":  # asked in an earlier round (the last, when answered now)
+            read.add(slot["key"])
             action = _action(replay, slot["key"], step)
             if action in REFUSALS:
                 raise _refusal(step, action, tool)
@@ -133,6 +137,7 @@ async def settle(
     assert mode is not None  # every step is held: each has an id, and URL mode is there
     if not await _held(mode, principal, held):
         return False
+    _forget(replay, read)
     ctx._run_again()
     return True
 
@@ -148,6 +153,14 @@ def _action(replay: Replay, key: str, step: Ask) -> str | None:
     answer = replay.fresh.get(key) if replay.pending.get(key) == step.fingerprint else None
     action = answer.get("action") if isinstance(answer, dict) else None
     return action if isinstance(action, str) else None
+
+
+def _forget(replay: Replay, keys: set[str]) -> None:
+    """The answers under ``keys`` were the steps' (read here, not by ``Replay.resolve``):
+    the handler run again in this round, whose questions are keyed afresh, asks its own
+    under those keys rather than be handed them."""
+    replay.pending = {key: fp for key, fp in replay.pending.items() if key not in keys}
+    replay.fresh = {key: answer for key, answer in replay.fresh.items() if key not in keys}
 
 
 def _refusal(step: Ask, action: str, tool: bool) -> ToolError | InvalidRequest:

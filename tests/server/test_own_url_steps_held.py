@@ -5,8 +5,9 @@ then answers in the round that waited. A step is held only once every step of th
 was accepted: one new in the raise is asked alone (the held one is not shown again), and
 a step declined while another is held ends the request. A held step stays held whatever
 its place in a later raise, and the record of the steps does not grow with every step
-raised. A step the handler raises again in the run that follows its release is asked
-anew. Real HTTP, the principal rules, the times and the clients:
+raised. The handler run again once a page is done asks its own questions afresh (one
+under the key the step had is asked), and a step it raises again is asked anew. Real
+HTTP, the principal rules, the times and the clients:
 ``tests/transports/test_url_raise_held.py``."""
 
 from __future__ import annotations
@@ -220,6 +221,36 @@ async def held_retry(client: MemoryClient, name: str, looks: list[int]) -> async
     await eventually(lambda: len(looks) >= 2, "the retry's handler raised the step again")
     assert not held.done(), held.result()
     return held
+
+
+async def test_the_run_after_the_release_asks_its_own_questions_afresh(wire: WireChecker) -> None:
+    """Run again in the round that carried the step's accept, the handler asks a question
+    of its own under the key the raised step had: it is asked, not taken for the step."""
+    linked: list[bool] = []
+    looks: list[int] = []
+    app = linking(linked, looks)
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    held = await held_retry(client, "link", looks)
+    linked.append(True)
+    app.complete_elicitation("link-1", ALICE)
+    answer = await asyncio.wait_for(held, 20)
+    assert answer["resultType"] == "input_required", answer
+    ((key, docs),) = answer["inputRequests"].items()
+    assert docs["params"] == {
+        "mode": "url",
+        "message": "Read what linking allows",
+        "url": "https://docs.example/",
+    }
+    final = await client.result(
+        "tools/call",
+        {
+            "name": "link",
+            "inputResponses": {key: {"action": "accept"}},
+            "requestState": answer["requestState"],
+        },
+    )
+    assert final["content"][0]["text"] == "linked, docs accept"
+    await app.url_mode.close()
 
 
 async def test_a_step_raised_again_in_the_run_after_its_release_is_shown_again(wire: WireChecker) -> None:
