@@ -37,6 +37,7 @@ __all__ = [
     "answer_within",
     "as_own",
     "awaited_as_own",
+    "exchange_error",
     "give_up",
     "raise_as_own",
     "raise_exchange_error",
@@ -139,21 +140,30 @@ class InPlaceAsker:
 EXCHANGE_ERRORS = (ProtocolError, ReplayMismatchError, FormSchemaError)
 
 
+def exchange_error(
+    group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None = None
+) -> BaseException | None:
+    """The error a question asked from a sibling task (``asyncio.TaskGroup``) failed the
+    request with, as the handler's own task would have raised it: a refused answer
+    (2026-07-28's ``refusal`` of the round, which a single-use round renews, first), a
+    capability the client did not declare, a question changed between rounds, a URL step
+    (``URLElicitationRequired``: 2025-11-25's -32042, 2026-07-28's steps asked). None when
+    ``group`` holds none: it is the handler's own failure."""
+    failed = group.subgroup(lambda e: isinstance(e, EXCHANGE_ERRORS))
+    if failed is None:
+        return None
+    if refusal is not None and failed.subgroup(lambda e: e is refusal) is not None:
+        return refusal
+    return _first(failed)
+
+
 def raise_exchange_error(
     group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None = None
 ) -> None:
-    """Raise the error a question asked from a sibling task (``asyncio.TaskGroup``) failed
-    the request with, as the handler's own task would have: a refused answer (2026-07-28's
-    ``refusal`` of the round, which a single-use round renews, first), a capability the
-    client did not declare, a question changed between rounds, a URL step (2025-11-25's
-    -32042). Nothing when ``group`` holds none: it is the handler's own failure."""
-    failed = group.subgroup(lambda e: isinstance(e, EXCHANGE_ERRORS))
-    if failed is None:
-        return
-    if refusal is not None and failed.subgroup(lambda e: e is refusal) is not None:
-        raise refusal from None
-    first = _first(failed)
-    raise first from None
+    """Raise ``exchange_error(group, refusal)``; nothing when there is none."""
+    error = exchange_error(group, refusal)
+    if error is not None:
+        raise error from None
 
 
 def as_own(failure: Exception) -> Exception:

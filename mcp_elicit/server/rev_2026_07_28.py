@@ -22,10 +22,11 @@ ends the round: the failure wins, as one raised in a ``finally`` does.
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
 its steps asked as ``ctx.require_url`` asks them: an input request each; a step with an
 ``elicitationId``, once accepted, is held until ``complete_elicitation`` as that one's is,
-and the handler then runs again at once, in the same round (``url_raised``). A step the
-user declined or cancelled ends the request: a tool's ``isError`` result; for a prompt or
-resource, -32600 (the user's choice, not a server fault). In a
-task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
+and the handler then runs again at once, in the same round (``url_raised``); raised in
+a sibling task, it is the handler's own raise as well (2025-11-25 sends it as -32042).
+A step the user declined or cancelled ends the request: a tool's ``isError`` result; for
+a prompt or resource, -32600 (the user's choice, not a server fault). In a task (after
+``ctx.start_task()``) it fails the task instead: the request was answered.
 Once the round is over its asker is ``ended``: a Context kept past it asks nothing
 (``Context._live`` says the request ended, rather than this module's ``InputRequired``).
 A single-use state is spent before the round runs; a round that then fails with -32602
@@ -48,7 +49,7 @@ from mcp_elicit.errors import (
     URLElicitationRequired,
 )
 from mcp_elicit.sealing import Binding, StateSealer, key_id
-from mcp_elicit.server.asking import as_own, give_up, raise_as_own, raise_exchange_error
+from mcp_elicit.server.asking import as_own, exchange_error, give_up, raise_as_own, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
 
 __all__ = ["Outcome", "RaisedSteps", "ReplayAsker", "run_replayed"]
@@ -137,6 +138,18 @@ class ReplayAsker:
         raise InputRequired
 
 
+def _raised_in(
+    failure: Exception, raised: RaisedSteps | None, refusal: InvalidParams | None
+) -> URLElicitationRequired | None:
+    """The ``URLElicitationRequired`` a sibling task raised, when that is what the task
+    group ``failure`` fails the request with (``exchange_error``, as 2025-11-25 sends it
+    as -32042): the handler's own raise, its steps asked as if raised in its own task."""
+    if raised is None or not isinstance(failure, ExceptionGroup):
+        return None
+    error = exchange_error(failure, refusal)
+    return error if isinstance(error, URLElicitationRequired) else None
+
+
 def _failed(exc: Exception, outcome: Outcome | None, refusal: InvalidParams | None) -> dict[str, Any]:
     """What the handler's failure ``exc`` makes of the round (called while handling it): a
     sibling task's question that failed the request, or the ToolError a sibling raised,
@@ -214,31 +227,37 @@ async def run_replayed(
     try:  # the round, ended however it ends
         hold = True  # the handler's own URL steps may still be waited for in this round
         while True:
+            required: URLElicitationRequired | None = None  # the handler's own (no -32042 here)
             try:
                 value = await handler(*args)
             except InputRequired:
                 pass
-            except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
-                if raised is None:
-                    raise
-                try:
-                    if await raised(replay, exc, tool=outcome is not None, hold=hold):
-                        hold = False  # its steps are done (or their time is over): run it again now
-                        continue
-                except Exception as failure:
-                    if outcome is None:
-                        raise
-                    return outcome.failed(failure)
+            except URLElicitationRequired as exc:
+                required = exc
             except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
-                return _failed(exc, outcome, replay.refusal)
+                if (required := _raised_in(exc, raised, replay.refusal)) is None:
+                    return _failed(exc, outcome, replay.refusal)
             except BaseExceptionGroup as group:
                 matched, rest = group.split((InputRequired, asyncio.CancelledError))
                 if isinstance(rest, ExceptionGroup):  # a sibling failed too (say, once cancelled):
-                    return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
-                if rest is not None or matched is None or not matched.subgroup(InputRequired):
+                    if (required := _raised_in(rest, raised, replay.refusal)) is None:
+                        return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
+                elif rest is not None or matched is None or not matched.subgroup(InputRequired):
                     raise
             else:
                 return value if outcome is None else outcome.done(value)
+            if required is None:
+                break
+            if raised is None:
+                raise required
+            try:
+                if await raised(replay, required, tool=outcome is not None, hold=hold):
+                    hold = False  # its steps are done (or their time is over): run it again now
+                    continue
+            except Exception as failure:
+                if outcome is None:
+                    raise
+                return outcome.failed(failure)
             break
         if binding is None:
             binding = binding_for(method, params, principal)

@@ -6,8 +6,9 @@ was accepted: one new in the raise is asked alone (the held one is not shown aga
 a step declined while another is held ends the request. A held step stays held whatever
 its place in a later raise, and the record of the steps does not grow with every step
 raised. The handler run again once a page is done asks its own questions afresh (one
-under the key the step had is asked), and a step it raises again is asked anew. Real
-HTTP, the principal rules, the times and the clients:
+under the key the step had is asked), and a step it raises again is asked anew. A step
+raised in a task of an ``asyncio.TaskGroup`` is the handler's own raise, as at
+2025-11-25. Real HTTP, the principal rules, the times and the clients:
 ``tests/transports/test_url_raise_held.py``."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from mcp_elicit import Context, Principal, Server
 from mcp_elicit.errors import URLElicitationRequired
 from mcp_elicit.stores import MemoryStore
 
-from support.memory import MemoryClient
+from support.memory import MemoryClient, SessionClient
 from support.waiting import eventually
 from support.wire import WireChecker
 
@@ -296,4 +297,60 @@ async def test_the_state_does_not_grow_with_every_step_raised(wire: WireChecker)
         answer = await client.result("tools/call", retry)
         sizes.append(len(answer["requestState"]))
     assert max(sizes[2:]) <= sizes[1] + 8, sizes  # the same record: only its time's digits vary
+    await app.url_mode.close()
+
+
+def checking_in_tasks(orders: Orders) -> Server:
+    """A tool and a prompt that check order 1 in a task of an ``asyncio.TaskGroup`` (as a
+    handler checking several things at once does), raising its step there."""
+    app = Server("tasks", store=MemoryStore(), flow_wait=30.0)
+
+    async def check() -> None:
+        if orders.unpaid(["1"]):
+            raise required(["1"])
+
+    @app.tool()
+    async def pay(ctx: Context) -> str:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(check())
+        return "paid 1"
+
+    @app.prompt()
+    async def receipt(ctx: Context) -> str:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(check())
+        return "Thank you for paying 1"
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("tools/call", {"name": "pay"}), ("prompts/get", {"name": "receipt"})],
+    ids=["tool", "prompt"],
+)
+async def test_a_step_raised_in_a_task_group_is_asked_and_held(
+    wire: WireChecker, wire_2025: WireChecker, method: str, params: dict[str, Any]
+) -> None:
+    """Raised in a sibling task, the step is the handler's own raise, as it is at
+    2025-11-25 (-32042 naming it), not an internal error."""
+    orders = Orders()
+    app = checking_in_tasks(orders)
+    session = SessionClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire_2025)
+    await session.open()
+    error = (await session.request(method, params))["error"]
+    assert error["code"] == -32042 and error["data"]["elicitations"][0]["elicitationId"] == "pay-1"
+    client = MemoryClient(app, capabilities=URL_CAPS, principal=ALICE, checker=wire)
+    first = await client.result(method, params)
+    ((key, step),) = first.get("inputRequests", {}).items()
+    assert step["params"]["url"] == "https://pay.example/1"
+    looks = orders.looks
+    retry = {**params, "inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]}
+    held = asyncio.ensure_future(client.result(method, retry))
+    await eventually(lambda: orders.looks > looks, "the retry's handler found the order unpaid")
+    assert not held.done(), held.result()
+    orders.paid.add("1")
+    app.complete_elicitation("pay-1", ALICE)
+    final = await asyncio.wait_for(held, 20)
+    assert final.get("resultType") == "complete", final
     await app.url_mode.close()
