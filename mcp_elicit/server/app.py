@@ -255,21 +255,28 @@ class Server(StateKeys, HasLifespan, Dispatch):
         self.call_limit = ToolCallLimit(rate, burst)
 
     async def start(self) -> None:
-        """What a transport awaits before it serves: enters the ``lifespan`` (unless
-        another transport holds it), says what seals state (reading the default store's key file
-        when there is one), checks the configured store (see :meth:`UrlMode.check_store`),
-        then hears other instances' resource updates on it. Raises :class:`ConfigError`
-        with a message to show, having undone what it did."""
-        await self._lifespan.enter()
+        """What a transport awaits before it serves: checks the configured store (see
+        :meth:`UrlMode.check_store`), says what seals state (reading the default store's key
+        file when there is one), then enters the ``lifespan`` (unless another transport holds
+        it) and hears other instances' resource updates on the store. Raises
+        :class:`ConfigError` with a message to show, having undone what it did: a store or a
+        key file that cannot be used fails it before the ``lifespan`` is entered, so what
+        that opens (a database pool) is never opened for a server that does not start."""
+        await self.url_mode.check_store()
+        entered = False
         try:
             self._check_state_keys()
             self.tasks.reopen()
             self.url_mode.warn_at_start(several_users=self.auth is not None)
-            await self.url_mode.check_store()
+            await self._lifespan.enter()
+            entered = True
             if self.url_mode.shared_store is not None:
                 self.relay.start(self.url_mode.shared_store)
         except BaseException:
-            await self._lifespan.exit()
+            if entered:
+                await self._lifespan.exit()
+            if not self._starts:  # what the store check opened, unless a running start uses it
+                await self.url_mode.close()
             raise
         self._starts += 1
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -193,12 +195,44 @@ class BrokenStore(MemoryStore):
         raise OSError("disk on fire")
 
 
-async def test_a_failed_start_exits_the_lifespan_it_entered() -> None:
-    events: list[str] = []
-    app = pooled(events, store=BrokenStore())  # the store check at start-up fails
-    with pytest.raises(ConfigError, match="disk on fire"):
+async def test_a_store_that_cannot_be_used_fails_the_start_before_the_lifespan_is_entered(
+    tmp_path: Path,
+) -> None:
+    # a misconfigured store is a configuration error: what the lifespan opens (a database
+    # pool, a client) is never opened for a server that does not start
+    (tmp_path / "a-file").write_text("not a directory", encoding="utf-8")
+    unusable = tmp_path / "a-file" / "state.db"
+    for store, says in [
+        (BrokenStore(), "the URL-mode store BrokenStore cannot be used: .*disk on fire"),
+        (
+            f"sqlite:///{unusable}",
+            "the URL-mode store sqlite:///.* cannot be used: cannot open the SQLite store",
+        ),
+    ]:
+        events: list[str] = []
+        app = pooled(events, store=store)
+        with pytest.raises(ConfigError, match=says):
+            await app.start()
+        assert events == [], store
+        await app.stop()  # nothing held: nothing to exit
+        assert events == [], store
+
+
+def sqlite_threads() -> int:
+    return sum(thread.name.startswith("mcp-elicit-sqlite") for thread in threading.enumerate())
+
+
+async def test_a_lifespan_that_fails_closes_the_store_the_start_opened(tmp_path: Path) -> None:
+    @contextlib.asynccontextmanager
+    async def failing(server: Server) -> AsyncIterator[None]:
+        raise DatabaseDown("db.invalid:5432 refused the connection")
+        yield
+
+    before = sqlite_threads()
+    app = Server("down", lifespan=failing, store=f"sqlite:///{tmp_path / 'state.db'}")
+    with pytest.raises(ConfigError, match="failed on entry: DatabaseDown"):
         await app.start()
-    assert events == ["enter pooled", "exit"]
+    assert sqlite_threads() == before  # the store checked first was closed again, its thread with it
 
 
 async def test_a_function_that_is_not_a_context_manager_says_how_to_write_it() -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
@@ -116,6 +117,41 @@ def test_serve_refuses_to_start_when_the_lifespan_fails(
     if not http:
         assert "mcp-elicit: cannot serve: the lifespan of server 'pooled'" in done.stderr
     assert not events.exists()  # nothing was entered, so nothing exits
+
+
+def unusable_store(tmp_path: Path) -> str:
+    """A SQLite store URL whose file cannot be made (its directory is a file)."""
+    (tmp_path / "a-file").write_text("not a directory", encoding="utf-8")
+    return f"sqlite:///{tmp_path / 'a-file' / 'state.db'}"
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["stdio", "http"])
+def test_serve_never_enters_the_lifespan_when_the_store_cannot_be_used(
+    events: Path, http: bool, tmp_path: Path
+) -> None:
+    store = unusable_store(tmp_path)
+    where = ("--http", f"127.0.0.1:{free_port()}") if http else ()
+    done = refused_at_start(["serve", str(SERVER), "--store", store, *where], "the port")
+    assert f"the URL-mode store {store} cannot be used: cannot open the SQLite store" in done.stderr
+    assert not events.exists()  # the user's pool was never opened, not even for a moment
+
+
+@pytest.mark.parametrize("mounted", [False, True], ids=["uvicorn-lifespan", "mounted"])
+async def test_streamable_http_never_enters_the_lifespan_when_the_store_cannot_be_used(
+    tmp_path: Path, mounted: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # under uvicorn's lifespan (StreamableHTTP as the app, or mounted with lifespan=mcp.lifespan)
+    events: list[str] = []
+    app, _, _ = recording(events)
+    app.configure_url_mode(store=unusable_store(tmp_path))
+    mcp = StreamableHTTP(app)
+    served = Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan) if mounted else mcp
+    config = uvicorn.Config(served, host="127.0.0.1", port=free_port(), lifespan="on", log_level="error")
+    with pytest.raises(SystemExit):
+        async with hang_guard("uvicorn refusing to start"):
+            await uvicorn.Server(config).serve()  # exits when the start-up fails
+    assert "cannot be used: cannot open the SQLite store" in capsys.readouterr().err  # uvicorn's log
+    assert events == []
 
 
 def recording(events: list[str]) -> tuple[Server, asyncio.Event, asyncio.Event]:
