@@ -50,6 +50,10 @@ Rules:
   another request's.
   A parent app does not pass lifespan events on: :meth:`StreamableHTTP.lifespan` is
   what it runs instead.
+* A limit that cannot work is a ``ConfigError`` when the app is made, naming it: a
+  ``max_body`` that is not a whole number above zero, a duration (``body_timeout``,
+  ``keepalive``, ``verify_timeout``, ``resume_within``) that is not a finite number of
+  seconds above zero (None where it may be), ``True`` for either.
 * uvicorn's access log never shows a page link's token nor a sign-in callback's code
   and state (``access_log``: a filter added at the lifespan start-up or the first
   request, whoever runs uvicorn).
@@ -119,10 +123,8 @@ class StreamableHTTP(PostRoutes):
         route: str | None = None,
         max_in_flight: int = 1024,
     ) -> None:
-        if keepalive is not None and not 0.0 < keepalive < float("inf"):
-            raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
-        if not 0.0 < resume_within < float("inf"):
-            raise ConfigError(f"resume_within must be a positive number of seconds, not {resume_within!r}")
+        _positive_seconds("keepalive", keepalive, nullable=True)
+        _positive_seconds("resume_within", resume_within, nullable=False)
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
         #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
         self.resume_within = resume_within
@@ -149,15 +151,13 @@ class StreamableHTTP(PostRoutes):
         self.path = path.rstrip("/") or "/"
         self._shadowed = self.path.startswith(_PAGES)  # the pages come first, should the paths meet
         self._host_check = HostCheck(allowed_hosts if allowed_hosts is not None else LOOPBACK_HOSTS)
-        self.max_body = max_body
+        #: The largest request body taken, in bytes (413 beyond).
+        self.max_body = whole("max_body", max_body)
         self._first_piece: Watchlist | None = None
         self._body_timeout: float | None = None
         self.body_timeout = body_timeout
         self.auth = auth if auth is not None else server.auth
-        if verify_timeout is not None and not 0.0 < verify_timeout < float("inf"):
-            raise ConfigError(
-                f"verify_timeout must be a positive number of seconds or None, not {verify_timeout!r}"
-            )
+        _positive_seconds("verify_timeout", verify_timeout, nullable=True)
         #: Seconds the token verifier has to answer (503 beyond; None: no limit).
         self.verify_timeout = verify_timeout
         #: Where clients get tokens (RFC 9728), published at ``metadata_path``.
@@ -211,12 +211,7 @@ class StreamableHTTP(PostRoutes):
 
     @body_timeout.setter
     def body_timeout(self, seconds: float | None) -> None:
-        if seconds is not None and (
-            isinstance(seconds, bool)
-            or not isinstance(seconds, (int, float))
-            or not 0.0 < seconds < float("inf")
-        ):
-            raise ConfigError(f"body_timeout must be a positive number of seconds or None, not {seconds!r}")
+        _positive_seconds("body_timeout", seconds, nullable=True)
         self._body_timeout = seconds
         self._pages.state.body_timeout = seconds  # the pages' forms take the same limit
         if seconds is None:
@@ -366,3 +361,13 @@ class StreamableHTTP(PostRoutes):
         except asyncio.CancelledError:
             if started:
                 await self.server.stop()
+
+
+def _positive_seconds(option: str, value: object, *, nullable: bool) -> None:
+    """A ``ConfigError`` naming ``option`` unless ``value`` is a finite number of seconds
+    above zero (or None, when ``nullable``); ``True`` is no number here."""
+    if value is None and nullable:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < float("inf"):
+        none = " or None" if nullable else ""
+        raise ConfigError(f"{option} must be a positive number of seconds{none}, not {value!r}")
