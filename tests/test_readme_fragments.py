@@ -194,7 +194,7 @@ def test_the_defaults_the_readme_names() -> None:
     streams = inspect.signature(StreamableHTTP.__init__).parameters
     assert "an SSE comment every 15 s" in text and streams["keepalive"].default == 15
     assert (
-        "for 60 s (`StreamableHTTP(app, resume_within=...)`)" in text
+        "for 60 s (`StreamableHTTP(app, resume_within=...)`, `serve --resume-within`)" in text
         and streams["resume_within"].default == 60
     )
     app = Server("limits")

@@ -105,6 +105,8 @@ _LEFT_OVER_BY = "_mcp_elicit_left_over_by"
 
 
 def _parser() -> argparse.ArgumentParser:
+    from mcp_elicit.cli import call, check, serve_http_options
+
     parser: argparse.ArgumentParser = _Parser(
         prog="mcp-elicit",
         description="MCP elicitation toolkit",
@@ -125,15 +127,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("target", help="path/to/app.py or package.module, optionally :NAME")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP here instead of stdio")
-    serve.add_argument("--path", help="with --http, the MCP endpoint path (default /mcp)")
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        type=_host,
-        metavar="HOST",
-        help="with --http, accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
-    )
     serve.add_argument(
         "--state-key-file",
         type=Path,
@@ -154,13 +147,6 @@ def _parser() -> argparse.ArgumentParser:
         "https://mcp.example.com (default: the server's own Server(public_url=...); else with --http: "
         "http://HOST:PORT of the bound address, "
         "0.0.0.0 and :: read as 127.0.0.1; with --allow-host: the Host of each MCP request)",
-    )
-    serve.add_argument(
-        "--route",
-        metavar="NAME",
-        help="with --http, behind a load balancer: start every 2025-11-25 session id with NAME and a dot "
-        "(a.<random>), so the balancer can send a session's requests to this instance by the "
-        "Mcp-Session-Id prefix (1-32 letters, digits, '-', '_'; one per instance; README, 'Several instances')",
     )
     serve.add_argument(
         "--redact-tool-errors",
@@ -187,10 +173,10 @@ def _parser() -> argparse.ArgumentParser:
         help="what serve logs to stderr (default: info; debug adds the HTTP access log)",
     )
 
+    serve_http_options.register(serve)  # --path, --allow-host, --route, limits and waits
+
     keygen = sub.add_parser("keygen", help="print a new requestState key file")
     keygen.set_defaults(command="keygen")
-
-    from mcp_elicit.cli import call, check
 
     check.register(sub)
     call.register(sub)
@@ -239,7 +225,9 @@ def _state_keys(path: Path | None) -> KeyRing | None:
 def _serve(args: argparse.Namespace) -> int:
     from mcp_elicit.cli.address import split_address
     from mcp_elicit.cli.loader import load_server
+    from mcp_elicit.cli.serve_http_options import checked
 
+    http = checked(args)  # before the server is loaded: a bad option is said at once
     if args.http is None:  # started with fd 2 closed: /dev/null takes its number first
         from mcp_elicit.transports.stdio_stderr import quiet_stderr
 
@@ -263,23 +251,6 @@ def _serve(args: argparse.Namespace) -> int:
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
     address = split_address(args.http) if args.http is not None else None
-    if address is None and args.path is not None:
-        raise CliError("--path is the MCP endpoint's path over HTTP: it needs --http", exit_code=2)
-    if args.path is not None and not args.path.startswith("/"):  # no request's path could match it
-        raise CliError(f"--path must start with '/' (as /mcp does), not {args.path!r}", exit_code=2)
-    if address is None and args.allow_host:
-        raise CliError("--allow-host names the Hosts HTTP requests may use: it needs --http", exit_code=2)
-    if args.route is not None:
-        from mcp_elicit.transports.http_sessions import route_prefix
-
-        if address is None:
-            raise CliError(
-                "--route names this instance in its HTTP session ids: it needs --http", exit_code=2
-            )
-        try:
-            route_prefix(args.route)
-        except ConfigError as exc:
-            raise CliError(f"--route: {exc}", exit_code=2) from None
     given_public = args.public_url is not None or server.url_mode.public_url is not None  # not derived
     _configure_url_mode(server, args, address)
     if address is None:
@@ -292,17 +263,8 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     from mcp_elicit.cli.serve_http import serve_http
 
-    return serve_http(server, address, args, given_public=given_public)
-
-
-def _host(text: str) -> str:
-    """An ``--allow-host`` value: a Host name (or ``*``) a request could carry."""
-    from mcp_elicit.transports.host_check import allowed_host
-
-    try:
-        return allowed_host(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    assert http is not None
+    return serve_http(server, address, http, args.log_level, given_public=given_public)
 
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:

@@ -7,7 +7,11 @@ Rules:
 * SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
   what it waits for; the listening socket and idle keep-alive connections close at once
   (a new request meets "connection refused"); sessions end; a request still running gets
-  ``SHUTDOWN_GRACE`` seconds, then a JSON-RPC 503. A stopped server exits 0.
+  ``--shutdown-grace`` seconds (``SHUTDOWN_GRACE``), then a JSON-RPC 503. A stopped server
+  exits 0.
+* The options given with ``--http`` (``cli.serve_http_options``) are the app's: its path,
+  the Hosts it takes, its route, and the limits given (the others keep
+  ``StreamableHTTP``'s defaults).
 * uvicorn's access log (``--log-level debug``) never shows a link's query.
 * The grace running out is said as a warning of its own (``mcp_elicit.cli``: how many
   requests are cut short, and that each answers 503), not as uvicorn's ERROR line in
@@ -16,7 +20,6 @@ Rules:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import logging
@@ -26,39 +29,41 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcp_elicit.cli.serve_http_options import HttpOptions
     from mcp_elicit.server.app import Server
 
 __all__ = ["SHUTDOWN_GRACE", "serve_http"]
 
-#: Seconds a request still running at the stop signal gets before it is cancelled.
-SHUTDOWN_GRACE = 10
+#: Seconds a request still running at the stop signal gets before it is cancelled, unless
+#: ``--shutdown-grace`` says otherwise.
+SHUTDOWN_GRACE = 10.0
 log = logging.getLogger("mcp_elicit.cli")
 
 
 def serve_http(
-    server: Server, address: tuple[str, int], args: argparse.Namespace, *, given_public: bool
+    server: Server, address: tuple[str, int], options: HttpOptions, log_level: str, *, given_public: bool
 ) -> int:
-    """Serve ``server`` at ``address`` until stopped; the exit code."""
+    """Serve ``server`` at ``address`` until stopped; the exit code. ``CliError`` (exit 2)
+    for an option the loaded server cannot use."""
     import uvicorn
 
     from mcp_elicit.cli.address import taken
     from mcp_elicit.cli.output import write
-    from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
+    from mcp_elicit.cli.serve_http_options import http_app
 
+    app = http_app(server, options)
     host, port = address
-    allowed = [*LOOPBACK_HOSTS, *args.allow_host]
-    path = "/mcp" if args.path is None else args.path
-    app = StreamableHTTP(server, path=path, allowed_hosts=allowed, route=args.route)
+    grace = options.shutdown_grace
     config = uvicorn.Config(
         app,
         host=host,
         port=port,
-        log_level="warning" if args.log_level == "info" else args.log_level,
+        log_level="warning" if log_level == "info" else log_level,
         lifespan="on",
         http="httptools" if _has("httptools") else "h11",
         loop="uvloop" if _has("uvloop") else "asyncio",
         # what still runs this long after the stop signal (a slow tool) is cancelled
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        timeout_graceful_shutdown=grace,  # type: ignore[arg-type]  # uvicorn's hint says int; it takes seconds
     )
 
     class Runner(uvicorn.Server):
@@ -77,9 +82,9 @@ def serve_http(
             running = max(len(self.server_state.tasks) - streams, 0)
             sessions = len(server.sessions)
             log.info(  # uvicorn's own lines are below the log level: say it once, here
-                "stopping: new connections are refused; waiting up to %d s for %d running "
+                "stopping: new connections are refused; waiting up to %g s for %d running "
                 "request%s; %d session%s end%s now; %d open stream%s close%s now",
-                SHUTDOWN_GRACE,
+                grace,
                 running,
                 _plural(running),
                 sessions,
@@ -92,10 +97,10 @@ def serve_http(
             app.begin_shutdown()  # sessions end now: their open streams would hold the exit
             await super().shutdown(sockets)
 
-    if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
+    if log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
         logging.getLogger("uvicorn.access").addFilter(_no_query)
-    grace_over = logging.getLogger("uvicorn.error")
-    grace_over.addFilter(_grace_over)
+    grace_over = _GraceOver(grace)
+    logging.getLogger("uvicorn.error").addFilter(grace_over)
     runner = Runner(config)
 
     def stop(signum: int, frame: object) -> None:
@@ -111,7 +116,7 @@ def serve_http(
             runner.run()
     finally:
         signal.signal(signal.SIGTERM, previous)
-        grace_over.removeFilter(_grace_over)
+        logging.getLogger("uvicorn.error").removeFilter(grace_over)
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
         said = taken(host, port)
         if said:
@@ -133,21 +138,27 @@ def _no_query(record: logging.LogRecord) -> bool:
 _GRACE_OVER = "Cancel %s running task(s), timeout graceful shutdown exceeded"
 
 
-def _grace_over(record: logging.LogRecord) -> bool:
+class _GraceOver(logging.Filter):
     """Say uvicorn's "grace exceeded" ERROR as this server's own warning, and drop it."""
-    if record.msg != _GRACE_OVER:
-        return True
-    args = record.args
-    count = args[0] if isinstance(args, tuple) and args and isinstance(args[0], int) else 0
-    log.warning(
-        "the %d s grace is over: %d request%s still running %s cut short (a JSON-RPC "
-        "request is answered 503, which its client can send again, to another instance)",
-        SHUTDOWN_GRACE,
-        count,
-        _plural(count),
-        "is" if count == 1 else "are",
-    )
-    return False
+
+    def __init__(self, grace: float) -> None:
+        super().__init__()
+        self.grace = grace
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != _GRACE_OVER:
+            return True
+        args = record.args
+        count = args[0] if isinstance(args, tuple) and args and isinstance(args[0], int) else 0
+        log.warning(
+            "the %g s grace is over: %d request%s still running %s cut short (a JSON-RPC "
+            "request is answered 503, which its client can send again, to another instance)",
+            self.grace,
+            count,
+            _plural(count),
+            "is" if count == 1 else "are",
+        )
+        return False
 
 
 def _plural(count: int) -> str:
