@@ -1,21 +1,24 @@
 """``serve --http HOST:PORT``: reading the address, the public URL it gives the page links,
-and, when serving could not start, whether another program holds the address.
+and binding it.
 
 Rules: PORT is 1-65535 (0 would bind some free port that neither we nor the page links
-know); a wildcard host reads as 127.0.0.1 in a URL. An address found taken after the
-server failed to start is said as such, with what to do (another port); the check binds
-as the server does (``SO_REUSEADDR``, every address the host resolves to) and closes at once.
+know); a wildcard host reads as 127.0.0.1 in a URL. The address is bound before the server
+starts (``listen_on``), as uvicorn would bind it (``SO_REUSEADDR``, every address the host
+resolves to, an IPv6 one for IPv6 alone), so that an address that cannot be bound stops
+``serve`` before anything of the server's runs (its lifespan: a database pool opened for a
+server that will not serve), with one line saying why and what to do: another program
+holds it (give another port), the host is not one of this machine's, its name does not
+resolve.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import socket
 
 from mcp_elicit.errors import CliError
 
-__all__ = ["default_public_url", "split_address", "taken"]
+__all__ = ["default_public_url", "listen_on", "split_address"]
 
 
 def split_address(value: str) -> tuple[str, int]:
@@ -36,24 +39,57 @@ def default_public_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def taken(host: str, port: int) -> str:
-    """What to say when another program holds ``host:port``, or "" (free, or unknown)."""
+def listen_on(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to ``host:port`` (not yet listening) as asyncio's ``create_server``
+    binds them for uvicorn; ``CliError`` (exit 2) saying why when it cannot be done."""
+    shown = f"[{host}]" if ":" in host else host
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except OSError:
-        return ""
-    for family, kind, proto, _, where in found:
-        with contextlib.closing(socket.socket(family, kind, proto)) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:  # as uvicorn binds it: [::] alone, not 0.0.0.0 too
-                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    except OSError as exc:  # socket.gaierror: the name does not resolve
+        raise CliError(
+            f"cannot listen on {shown}:{port}: the host {host!r} is not found ({exc.strerror or exc}): "
+            "give one of this machine's names or addresses (--http 0.0.0.0:PORT listens on all)",
+            exit_code=2,
+        ) from None
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, where in dict.fromkeys(found):
             try:
-                probe.bind(where)
+                sock = socket.socket(family, kind, proto)
+            except OSError:  # a family this machine does not have, as asyncio skips it
+                continue
+            bound.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as uvicorn binds it: [::] alone, not 0.0.0.0 too
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(where)
             except OSError as exc:
-                if exc.errno == errno.EADDRINUSE:
-                    shown = f"[{host}]" if ":" in host else host
-                    return (
-                        f"{shown}:{port} is in use by another program: give another port "
-                        f"(--http {shown}:PORT), or stop what listens there"
-                    )
-    return ""
+                raise CliError(_cannot_bind(shown, port, exc), exit_code=2) from None
+    except BaseException:
+        for sock in bound:
+            sock.close()
+        raise
+    if not bound:
+        raise CliError(f"cannot listen on {shown}:{port}: no socket could be made for it", exit_code=2)
+    return bound
+
+
+def _cannot_bind(shown: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{shown}:{port} is in use by another program: give another port "
+            f"(--http {shown}:PORT), or stop what listens there"
+        )
+    why = (exc.strerror or str(exc)).lower()
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot listen on {shown}:{port}: {why}: {shown} is not an address of this machine "
+            "(give one of its own, or 0.0.0.0 to listen on all)"
+        )
+    if exc.errno == errno.EACCES and port < 1024:
+        return (
+            f"cannot listen on {shown}:{port}: {why}: ports below 1024 need privileges; give "
+            "a port from 1024, with a proxy in front if clients must use this one"
+        )
+    return f"cannot listen on {shown}:{port}: {why}"

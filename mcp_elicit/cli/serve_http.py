@@ -2,8 +2,10 @@
 
 Rules:
 
-* It says once that it serves (where), after it listens, not before; a start-up that fails
-  (a port in use, a store that cannot be used) exits 2, saying why.
+* It binds its address first (``address.listen_on``): one that cannot be bound (a port in
+  use) exits 2 saying why, before the server starts. It says once that it serves (where),
+  after it listens, not before; a start-up that fails (a store that cannot be used) exits
+  2, saying why.
 * SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
   what it waits for; the listening socket and idle keep-alive connections close at once
   (a new request meets "connection refused"); sessions end; a request still running gets
@@ -47,12 +49,13 @@ def serve_http(
     for an option the loaded server cannot use."""
     import uvicorn
 
-    from mcp_elicit.cli.address import taken
+    from mcp_elicit.cli.address import listen_on
     from mcp_elicit.cli.output import write
     from mcp_elicit.cli.serve_http_options import http_app
 
     app = http_app(server, options)
     host, port = address
+    sockets = listen_on(host, port)  # before the start: an address that cannot be bound opens nothing
     grace = options.shutdown_grace
     config = uvicorn.Config(
         app,
@@ -113,14 +116,13 @@ def serve_http(
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
-            runner.run()
+            runner.run(sockets=sockets)
     finally:
         signal.signal(signal.SIGTERM, previous)
         logging.getLogger("uvicorn.error").removeFilter(grace_over)
-    if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
-        said = taken(host, port)
-        if said:
-            write(f"mcp-elicit: {said}", sys.stderr)
+        for sock in sockets:
+            sock.close()
+    if not runner.started:  # uvicorn has logged why (a store that cannot be used)
         return 2
     return 0
 

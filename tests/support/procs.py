@@ -135,8 +135,8 @@ def on_a_free_port(
 ) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """``start(port)`` on a free loopback port, yielded with its port once ``ready``, stopped after.
 
-    A port someone took between choosing and binding ("address already in use" in
-    ``output(port)``) is tried again on another, three tries in all; a process that exits
+    A port someone took between choosing and binding ("address already in use", or
+    ``serve``'s own "is in use by another program", in ``output(port)``) is tried again on another, three tries in all; a process that exits
     before it is ready otherwise is a RuntimeError showing its output."""
     for attempt in range(3):
         port = free_port()
@@ -149,7 +149,8 @@ def on_a_free_port(
         if not is_ready:
             stop(proc)
             text = output(port)
-            if "address already in use" in text.lower() and attempt < 2:
+            taken = "address already in use" in text.lower() or "is in use by another program" in text
+            if taken and attempt < 2:
                 continue
             raise RuntimeError(f"{name} exited with {proc.returncode}:\n{text}")
         try:
