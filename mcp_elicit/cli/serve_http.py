@@ -4,9 +4,13 @@ Rules:
 
 * It binds its address first (``address.listen_on``): one that cannot be bound (a port in
   use) exits 2 saying why, before the server starts. It says once that it serves (where),
-  after it listens, not before; a start-up that fails (a store that cannot be used) exits
-  2, saying why.
-* SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
+  after it listens, not before; a start-up that fails (a store that cannot be used, a
+  lifespan that fails on entry) exits 2, saying why as ``serve`` over stdio does
+  (``mcp-elicit: cannot serve: ...``), not in uvicorn's words.
+* SIGTERM (or Ctrl-C) while the server is still starting (a lifespan waiting for a
+  database that does not answer) gives the start up: what was being opened is told (it is
+  cancelled), nothing is served, and it exits as a stop does (0, or 130 for Ctrl-C).
+* Once it serves, SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
   what it waits for; the listening socket and idle keep-alive connections close at once
   (a new request meets "connection refused"); sessions end; a request still running gets
   ``--shutdown-grace`` seconds (``SHUTDOWN_GRACE``), then a JSON-RPC 503. A stopped server
@@ -22,17 +26,20 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import logging
 import signal
 import socket
 import sys
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.serve_http_options import HttpOptions
     from mcp_elicit.server.app import Server
+    from mcp_elicit.transports.http_exchange import Message, Receive, Scope, Send
 
 __all__ = ["SHUTDOWN_GRACE", "serve_http"]
 
@@ -54,11 +61,26 @@ def serve_http(
     from mcp_elicit.cli.serve_http_options import http_app
 
     app = http_app(server, options)
+    failed: list[str] = []  # why the app's start-up failed, said once uvicorn has stopped
+
+    async def served(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await app(scope, receive, send)
+            return
+
+        async def told(message: Message) -> None:
+            if message["type"] == "lifespan.startup.failed":  # said here, in serve's own words
+                failed.append(str(message.get("message", "")))
+                message = {"type": "lifespan.startup.failed", "message": ""}
+            await send(message)
+
+        await app(scope, receive, told)
+
     host, port = address
     sockets = listen_on(host, port)  # before the start: an address that cannot be bound opens nothing
     grace = options.shutdown_grace
     config = uvicorn.Config(
-        app,
+        served,
         host=host,
         port=port,
         log_level="warning" if log_level == "info" else log_level,
@@ -70,8 +92,37 @@ def serve_http(
     )
 
     class Runner(uvicorn.Server):
+        #: The task starting the server, while it does; the signal that gave the start up.
+        starting: asyncio.Task[Any] | None = None
+        gave_up: int | None = None
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(sig, frame)
+            task = self.starting
+            if task is not None:  # uvicorn would wait for the start-up to end first
+                task.get_loop().call_soon_threadsafe(self._give_up, task, sig)
+
+        def _give_up(self, task: asyncio.Task[Any], sig: int) -> None:
+            """Cancel the start-up, unless it has ended meanwhile (then this is a stop)."""
+            if self.starting is task and self.gave_up is None:
+                self.gave_up = sig
+                task.cancel()
+
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)  # exits when the app's start-up or the bind fails
+            self.starting = asyncio.current_task()
+            try:
+                await super().startup(sockets)  # exits when the app's start-up fails
+            except asyncio.CancelledError:
+                if self.gave_up is None or self.starting is None:
+                    raise
+                self.starting.uncancel()  # this cancellation was ours, and is handled
+                self.should_exit = True
+                log.info(
+                    "%s received while starting; stopping before serving", signal.Signals(self.gave_up).name
+                )
+                return
+            finally:
+                self.starting = None
             shown = f"[{host}]" if ":" in host else host  # said once it listens, not before
             said = f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}"
             if given_public and server.url_mode.public_url is not None:  # where people reach it
@@ -102,8 +153,8 @@ def serve_http(
 
     if log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
         logging.getLogger("uvicorn.access").addFilter(_no_query)
-    grace_over = _GraceOver(grace)
-    logging.getLogger("uvicorn.error").addFilter(grace_over)
+    said_here = _SaidHere(grace, failed)
+    logging.getLogger("uvicorn.error").addFilter(said_here)
     runner = Runner(config)
 
     def stop(signum: int, frame: object) -> None:
@@ -119,12 +170,13 @@ def serve_http(
             runner.run(sockets=sockets)
     finally:
         signal.signal(signal.SIGTERM, previous)
-        logging.getLogger("uvicorn.error").removeFilter(grace_over)
+        logging.getLogger("uvicorn.error").removeFilter(said_here)
         for sock in sockets:
             sock.close()
-    if not runner.started:  # uvicorn has logged why (a store that cannot be used)
-        return 2
-    return 0
+    if failed:  # a store that cannot be used, a lifespan failing on entry
+        write(f"mcp-elicit: cannot serve: {failed[0]}", sys.stderr)
+    # stopped while starting is a stop (a SIGINT has raised KeyboardInterrupt: 130)
+    return 0 if runner.started or runner.gave_up is not None else 2
 
 
 def _no_query(record: logging.LogRecord) -> bool:
@@ -140,14 +192,23 @@ def _no_query(record: logging.LogRecord) -> bool:
 _GRACE_OVER = "Cancel %s running task(s), timeout graceful shutdown exceeded"
 
 
-class _GraceOver(logging.Filter):
-    """Say uvicorn's "grace exceeded" ERROR as this server's own warning, and drop it."""
+#: uvicorn's line when the app's start-up failed (the reason, said by ``serve``, before it).
+_STARTUP_FAILED = "Application startup failed. Exiting."
 
-    def __init__(self, grace: float) -> None:
+
+class _SaidHere(logging.Filter):
+    """uvicorn's lines that ``serve`` says in its own words, dropped: the grace running out
+    (said as this server's warning) and a start-up that failed (said once uvicorn has
+    stopped, from ``failed``, as over stdio)."""
+
+    def __init__(self, grace: float, failed: list[str]) -> None:
         super().__init__()
         self.grace = grace
+        self.failed = failed
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == _STARTUP_FAILED:
+            return not self.failed
         if record.msg != _GRACE_OVER:
             return True
         args = record.args

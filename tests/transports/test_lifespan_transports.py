@@ -114,8 +114,9 @@ def test_serve_refuses_to_start_when_the_lifespan_fails(
         "the lifespan of server 'pooled' failed on entry: ConnectionRefusedError: "
         "the database at db.invalid:5432 refused the connection"
     ) in done.stderr
-    if not http:
-        assert "mcp-elicit: cannot serve: the lifespan of server 'pooled'" in done.stderr
+    # said as serve says every configuration error, over HTTP too (not in uvicorn's words)
+    assert "mcp-elicit: cannot serve: the lifespan of server 'pooled'" in done.stderr, done.stderr
+    assert "Application startup failed" not in done.stderr, done.stderr
     assert not events.exists()  # nothing was entered, so nothing exits
 
 
@@ -132,7 +133,10 @@ def test_serve_never_enters_the_lifespan_when_the_store_cannot_be_used(
     store = unusable_store(tmp_path)
     where = ("--http", f"127.0.0.1:{free_port()}") if http else ()
     done = refused_at_start(["serve", str(SERVER), "--store", store, *where], "the port")
-    assert f"the URL-mode store {store} cannot be used: cannot open the SQLite store" in done.stderr
+    assert (
+        f"mcp-elicit: cannot serve: the URL-mode store {store} cannot be used: cannot open the SQLite store"
+        in (done.stderr)
+    )
     assert not events.exists()  # the user's pool was never opened, not even for a moment
 
 
@@ -297,4 +301,38 @@ async def test_over_stdio_a_stop_signal_while_it_opens_stops_the_server(
         served.proc.send_signal(sig)
         async with hang_guard("the server ending"):
             assert await served.proc.wait() == code, served.stderr()
+    assert read(events) == ["opening", "opening given up"]
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"]
+)
+async def test_over_http_a_stop_signal_while_it_opens_stops_the_server(
+    events: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals, code: int
+) -> None:
+    # the same over serve --http: uvicorn would wait for the start-up whatever came, so
+    # neither Ctrl-C nor SIGTERM stopped a server whose database does not answer
+    monkeypatch.setenv("LIFESPAN_HANG", "1")
+    with (tmp_path / "http.stderr").open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(),
+            "serve",
+            str(SERVER),
+            "--http",
+            f"127.0.0.1:{free_port()}",
+            stdin=asyncio.subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        await eventually(lambda: events.exists() and read(events), "the lifespan starting to open")
+        proc.send_signal(sig)
+        async with hang_guard("the server ending"):
+            assert await proc.wait() == code, (tmp_path / "http.stderr").read_text()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    said = (tmp_path / "http.stderr").read_text()
+    assert f"{sig.name} received while starting; stopping before serving" in said, said
+    assert "serving 'pooled'" not in said and "Traceback" not in said, said
     assert read(events) == ["opening", "opening given up"]
