@@ -159,7 +159,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-calls-per-minute",
-        type=float,
         metavar="N",
         help="limit how often one caller (a principal; else every unauthenticated caller "
         "together) calls tools: a tenth of N at once, then N a minute; gets prompts and reads "
@@ -228,6 +227,7 @@ def _serve(args: argparse.Namespace) -> int:
     from mcp_elicit.cli.serve_http_options import checked
 
     http = checked(args)  # before the server is loaded: a bad option is said at once
+    calls = _per_minute(args.max_calls_per_minute)
     if args.http is None:  # started with fd 2 closed: /dev/null takes its number first
         from mcp_elicit.transports.stdio_stderr import quiet_stderr
 
@@ -242,11 +242,8 @@ def _serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     if args.redact_tool_errors:  # else the server's own setting stays
         server.redact_tool_errors = True
-    if args.max_calls_per_minute is not None:
-        try:
-            server.limit_tool_calls(args.max_calls_per_minute)
-        except ConfigError as exc:
-            raise CliError(f"--max-calls-per-minute: {exc}", exit_code=2) from None
+    if calls is not None:
+        server.limit_tool_calls(calls)
     keys = _state_keys(args.state_key_file)
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
@@ -265,6 +262,23 @@ def _serve(args: argparse.Namespace) -> int:
 
     assert http is not None
     return serve_http(server, address, http, args.log_level, given_public=given_public)
+
+
+def _per_minute(text: str | None) -> float | None:
+    """``--max-calls-per-minute``, checked as ``Server(max_calls_per_minute=)`` is, said on
+    one line in the command line's words (not argparse's usage, nor Python's None)."""
+    from mcp_elicit.server.options import LEAST_PER_MINUTE, MOST_PER_MINUTE, per_minute
+
+    if text is None:
+        return None
+    try:
+        return per_minute("--max-calls-per-minute", float(text))
+    except (ValueError, ConfigError):
+        raise CliError(
+            f"--max-calls-per-minute {text!r}: expected a number of calls a minute from "
+            f"{LEAST_PER_MINUTE:g} to {MOST_PER_MINUTE:,}",
+            exit_code=2,
+        ) from None
 
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:

@@ -436,10 +436,12 @@ async def test_serve_sets_the_limit_of_a_server_without_one(tmp_path: Path, wire
     )
 
 
-@pytest.mark.parametrize("value", ["0", "nan", "-5", "1e307"])
+@pytest.mark.parametrize("value", ["0", "nan", "-5", "1e307", "ten"])
 def test_serve_refuses_a_limit_that_cannot_work(value: str) -> None:
     done = refused_at_start(["serve", str(UNLIMITED), "--max-calls-per-minute", value], value)
-    assert f"--max-calls-per-minute: max_calls_per_minute {float(value)!r}: expected None" in done.stderr
+    # one line, in the command line's words: no usage, no Python None
+    said = f"mcp-elicit: --max-calls-per-minute {value!r}: expected a number of calls a minute from 1e-09 to 1,000,000,000\n"
+    assert done.stderr == said, done.stderr
 
 
 async def test_the_slowest_limit_refuses_with_a_wait_the_wire_carries(
