@@ -30,7 +30,7 @@ import os
 import re
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import httpx
@@ -78,9 +78,11 @@ def _is_address(entry: str, kind: type[ipaddress.IPv4Address | ipaddress.IPv6Add
 @dataclass(frozen=True)
 class ProxyRoute:
     """A URL's way out: through ``proxy`` (its URL, credentials and all), which the
-    environment names in ``variable`` (``HTTPS_PROXY``; the name in the case it is set in)."""
+    environment names in ``variable`` (``HTTPS_PROXY``; the name in the case it is set in).
+    Its repr leaves the URL out (its password with it): an error reporter that records the
+    variables of a failing request's frames shows the variable's name only."""
 
-    proxy: str
+    proxy: str = field(repr=False)
     variable: str
 
 

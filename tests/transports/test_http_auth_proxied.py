@@ -13,9 +13,11 @@ https site of ``support.named_site``.
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import socket
+import traceback
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -365,3 +367,20 @@ async def test_the_command_line_names_the_proxy_that_refused_the_sign_in(
     message = str(failed.value)
     assert f"{_shown(proxy)} (HTTPS_PROXY) refused to open a tunnel to auth.example.net" in message
     assert "Traceback" not in message and asked == []
+
+
+async def test_the_proxys_password_is_in_no_trace_of_its_failure(
+    site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an error reporter that records each frame's variables (as Sentry's does) formats
+    # them with repr: the proxy's route among them shows no password
+    proxy.credentials = ("alice", "s@me")
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url.replace("://", "://alice:wrong-secret@"))
+    flow = through_environment(PinnedTransport(PinnedBackend(allow_all, Dns())))
+    async with httpx.AsyncClient(transport=flow) as http:
+        with pytest.raises(httpx.ProxyError) as refused:
+            await http.get(site.url("mcp.example.com"))
+    trace = "".join(traceback.TracebackException.from_exception(refused.value, capture_locals=True).format())
+    assert "route = ProxyRoute(" in trace  # the frame of RoutedTransport.handle_async_request
+    assert "wrong-secret" not in trace
+    assert base64.b64encode(b"alice:wrong-secret").decode() not in trace
