@@ -17,7 +17,8 @@ Rules:
 * What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its URL without
   credentials) and the variable that names it: no connection to it (refused, no answer
   within the connect timeout), a tunnel it refuses, a 407 (credentials wanted, or not
-  taken), a proxy URL httpx cannot use. Nothing in it comes from the original error's chain:
+  taken; as the answer to an http request sent to it whole: through a tunnel, a 407 is
+  the server's answer, passed on as it is), a proxy URL httpx cannot use. Nothing in it comes from the original error's chain:
   the failure is the proxy's, not the server's, and a diagnosis reading causes must not
   take it for the server refusing a connection.
 """
@@ -91,6 +92,7 @@ class ProxyTransport(PoolTransport):
             ) from None
         self.shown = str(proxy.url).rstrip("/")  # credentials taken out
         self._credentials = proxy.auth is not None
+        self._sends_whole = proxy.url.scheme in ("http", "https")  # an http URL, in absolute form
         backend = _ToTheProxy(f"the proxy {self.shown} ({self.variable})")
         url = httpcore.URL(
             scheme=proxy.url.raw_scheme,
@@ -134,7 +136,9 @@ class ProxyTransport(PoolTransport):
         except httpx.ProxyError as exc:
             message = self._failure(request.url, exc)
         else:
-            if response.status_code != 407:  # 407: the proxy's own answer to a request sent whole
+            # 407 to a request sent to the proxy whole is its own answer; through a tunnel
+            # (https) or a SOCKS proxy, whatever comes back is the server's
+            if response.status_code != 407 or request.url.scheme != "http" or not self._sends_whole:
                 return response
             await response.aclose()
             reason = response.extensions.get("reason_phrase", b"").decode("ascii", "replace")

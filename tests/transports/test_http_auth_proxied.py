@@ -20,6 +20,7 @@ import socket
 import traceback
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -384,3 +385,21 @@ async def test_the_proxys_password_is_in_no_trace_of_its_failure(
     assert "route = ProxyRoute(" in trace  # the frame of RoutedTransport.handle_async_request
     assert "wrong-secret" not in trace
     assert base64.b64encode(b"alice:wrong-secret").decode() not in trace
+
+
+async def test_a_407_from_the_server_through_a_tunnel_is_the_servers(
+    certificate: tuple[str, str], proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # through a tunnel the proxy's only answer is to the CONNECT; what comes back inside it
+    # is the server's, 407 included, and is not reworded as the proxy's refusal
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 407, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    async with uvicorn_server(app, tls=certificate) as running:
+        flow = through_environment(PinnedTransport(PinnedBackend(allow_all, Dns())))
+        async with httpx.AsyncClient(transport=flow) as http:
+            response = await http.get(f"https://mcp.example.com:{running.port}/mcp")
+    assert response.status_code == 407
+    assert proxy.seen == [("CONNECT", f"mcp.example.com:{running.port}")]
