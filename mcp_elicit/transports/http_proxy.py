@@ -16,19 +16,22 @@ Rules:
   whoever makes it.
 * What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its URL without
   credentials) and the variable that names it: no connection to it (refused, no answer
-  within the connect timeout), a tunnel it refuses, a 407 (credentials wanted, or not
-  taken; as the answer to an http request sent to it whole: through a tunnel, a 407 is
-  the server's answer, passed on as it is), a proxy URL httpx cannot use. Nothing in it comes from the original error's chain:
-  the failure is the proxy's, not the server's, and a diagnosis reading causes must not
-  take it for the server refusing a connection.
+  within the connect timeout), no answer to a tunnel request within the connect timeout
+  (part of connecting, whatever the read timeout) or the connection closed instead of one,
+  a tunnel it refuses, a 407 (credentials wanted, or not taken; as the answer to an http
+  request sent to it whole: through a tunnel, a 407 is the server's, passed on as it is),
+  a proxy URL httpx cannot use. Nothing in it comes from the original error's chain: the
+  failure is the proxy's, not the server's, and a diagnosis reading causes must not take
+  it for the server refusing a connection.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import re
+import ssl
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 import httpcore
 import httpx
@@ -180,7 +183,8 @@ def _reason(exc: Exception) -> str:
 
 
 class _Unreachable(httpcore.ProxyError):
-    """No connection to the proxy: its message says so, naming it."""
+    """No connection to the proxy, or no answer from it to a tunnel request: its message
+    says so, naming it."""
 
 
 class _ToTheProxy(httpcore.AsyncNetworkBackend):
@@ -200,11 +204,13 @@ class _ToTheProxy(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         try:
-            return await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+            stream = await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
         except httpcore.ConnectTimeout:
             failure = f"{self._named} took no connection within the connect timeout ({timeout or 0:g} s)"
         except (httpcore.ConnectError, OSError) as exc:
             failure = f"cannot connect to {self._named}: {str(exc) or type(exc).__name__}"
+        else:
+            return _Handshake(stream, self._named, timeout)
         raise _Unreachable(failure)  # outside the except: the proxy's failure, no other's
 
     async def connect_unix_socket(
@@ -217,3 +223,61 @@ class _ToTheProxy(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._inner.sleep(seconds)
+
+
+class _Handshake(httpcore.AsyncNetworkStream):
+    """A connection to the proxy whose answer to a tunnel request (``CONNECT``, its first
+    write) is part of connecting: waited for within the connect timeout (and the read
+    timeout, when shorter), and when it does not come, or the proxy closes the connection
+    instead, the failure is the proxy's. The rest of the connection is the stream's own:
+    the tunnel's TLS and what goes through it, or a request sent whole and its answer."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream, named: str, connect: float | None) -> None:
+        self._stream = stream
+        self._named = named
+        self._connect = connect
+        self._written = False
+        self._tunnel: str | None = None  # "host:port" while its CONNECT waits for an answer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        tunnel = self._tunnel
+        if tunnel is None:
+            return await self._stream.read(max_bytes, timeout)
+        bound = min((t for t in (timeout, self._connect) if t is not None), default=None)
+        asked = f"the request for a tunnel to {tunnel}"
+        try:
+            data = await self._stream.read(max_bytes, bound)
+        except httpcore.ReadTimeout:
+            failure = f"{self._named} did not answer {asked} within {bound or 0:g} s"
+        except httpcore.ReadError as exc:
+            failure = f"the connection to {self._named} broke before it answered {asked} ({exc})"
+        else:
+            if data:
+                return data
+            failure = f"{self._named} closed the connection without answering {asked}"
+        raise _Unreachable(failure)  # outside the except: the proxy's failure, no other's
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not self._written:  # httpcore writes a request's head at once
+            self._written = True
+            if buffer.startswith(b"CONNECT "):
+                self._tunnel = buffer.split(b" ", 2)[1].decode("ascii", "replace")
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        if self._written:  # the tunnel's TLS, to the server: the proxy has answered
+            self._tunnel = None
+            return stream
+        return _Handshake(stream, self._named, self._connect)  # TLS to an https:// proxy first
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -403,3 +404,67 @@ async def test_a_407_from_the_server_through_a_tunnel_is_the_servers(
             response = await http.get(f"https://mcp.example.com:{running.port}/mcp")
     assert response.status_code == 407
     assert proxy.seen == [("CONNECT", f"mcp.example.com:{running.port}")]
+
+
+@contextlib.asynccontextmanager
+async def mute_proxy(*, hangs_up: bool) -> AsyncIterator[int]:
+    """A proxy on 127.0.0.1 (its port) that takes each connection and reads the request,
+    then never answers (until the client leaves) or, ``hangs_up``, closes the connection."""
+
+    connections: set[asyncio.StreamWriter] = set()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.add(writer)
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            await reader.readuntil(b"\r\n\r\n")
+            if not hangs_up:
+                await reader.read()  # the end of the stream: the client gave up
+        writer.transport.abort()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for writer in connections:
+            writer.transport.abort()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("hangs_up", "said"),
+    [
+        (False, "did not answer the request for a tunnel to mcp.example.com:443 within 0.5 s"),
+        (True, "closed the connection without answering the request for a tunnel to mcp.example.com:443"),
+    ],
+)
+async def test_a_proxy_that_does_not_answer_the_tunnel_request_is_named(
+    monkeypatch: pytest.MonkeyPatch, hangs_up: bool, said: str
+) -> None:
+    # the tunnel is part of connecting: its answer is waited for within the connect
+    # timeout even with no read timeout (the command line's MCP client has none), and a
+    # proxy that gives none is the one named, not the server
+    async with mute_proxy(hangs_up=hangs_up) as port:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://alice:secret@127.0.0.1:{port}")
+        timeout = httpx.Timeout(connect=0.5, read=None, write=5.0, pool=5.0)
+        transport = through_environment(httpx.AsyncHTTPTransport())
+        async with httpx.AsyncClient(transport=transport, timeout=timeout) as http:
+            with anyio.fail_after(60), pytest.raises(httpx.ProxyError) as failed:  # 60: no wait forever
+                await http.get("https://mcp.example.com/mcp")
+    assert str(failed.value) == f"the proxy http://127.0.0.1:{port} (HTTPS_PROXY) {said}"
+    assert failed.value.__cause__ is None and failed.value.__context__ is None
+
+
+async def test_the_command_line_names_a_proxy_that_hung_up_on_the_tunnel_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with mute_proxy(hangs_up=True) as port:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+        with pytest.raises(CliError) as failed:
+            await run_check(Target(url="https://mcp.example.com/mcp"), timeout=5)
+    assert failed.value.exit_code == 3
+    message = str(failed.value)
+    assert (
+        f"the proxy http://127.0.0.1:{port} (HTTPS_PROXY) closed the connection without answering" in message
+    )
+    assert "does not answer like an HTTP server" not in message
