@@ -151,6 +151,21 @@ async def test_the_proxys_address_is_not_taken_for_the_servers(
     assert tunnels(proxy, site) == {"mcp.example.com"}
 
 
+async def test_a_server_no_proxy_names_is_judged_by_the_address_it_answered_from(
+    site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a proxy named, but not for the server: its answer came from its own address (here
+    # 127.0.0.1, a company's server on this network), which still makes it one at home,
+    # whose authorization server there is reached (one elsewhere would have it refused)
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "mcp.example.com,auth.example.net")
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=["127.0.0.1"])
+    assert await call(site.url("mcp.example.com"), OAuth(person(), resolver=dns), reaching(dns)) == "hello"
+    assert (f"auth.example.net:{site.port}", "/token") in site.arrived
+    assert proxy.seen == []
+
+
 @pytest.mark.parametrize("plain_http", ["loopback", "private"])
 async def test_a_proxy_on_this_machine_does_not_open_plain_http_to_a_server_elsewhere(
     proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, plain_http: str
