@@ -21,9 +21,13 @@ Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D o
 line (end of input: the terminal is closed or the person is leaving), never a bare
 ``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
 form's field, where typing "d" is an answer), so a person can decline wherever they are,
-not only once every field holds a valid answer. An Esc that starts an Alt key (Alt+b, Alt+f, Alt+d) edits the line as
-prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
-stdout stays for results, in the output's encoding (``server_text.for_encoding``: on an
+not only once every field holds a valid answer. Up brings back only what was typed at
+earlier prompts asked with the same ``recall`` (a field's earlier answers, when its form is
+asked again); a prompt without one has nothing to bring back: with one history for every
+prompt, Up at a field gave the answer typed at the field before it. An Esc that starts an
+Alt key (Alt+b, Alt+f, Alt+d) edits the line as prompt_toolkit's own bindings say.
+Output goes to stderr unless an ``Output`` is given, so stdout stays for results, in the
+output's encoding (``server_text.for_encoding``: on an
 ASCII-only terminal the "·" between the keys a prompt names is "|", never the encoder's
 "?"), wrapped as so written ("é" shown as "\\xe9" takes four columns). Imported only by
 ``ui.terminal`` once the ``cli`` extra is known to be installed.
@@ -67,6 +71,7 @@ from prompt_toolkit.application import get_app, in_terminal
 from prompt_toolkit.application.current import set_app
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_validation_error, to_filter
+from prompt_toolkit.history import DummyHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
@@ -235,6 +240,7 @@ class Prompter:
         self._ended = False  # a plain prompt's input is at its end
         self._showing: str | None = None  # a plain prompt waiting for its line
         self._arrived: asyncio.Future[None] | None = None  # what a plain prompt's read waits on
+        self._recalled: dict[str, InMemoryHistory] = {}  # what Up brings back, by ``recall``
 
     @property
     def output(self) -> Output:
@@ -270,9 +276,11 @@ class Prompter:
         check: Check | None = None,
         toolbar: Parts | None = None,
         declinable: bool = False,
+        recall: str | None = None,
     ) -> str:
         """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
-        input; ``Declined`` on Ctrl-N when ``declinable``."""
+        input; ``Declined`` on Ctrl-N when ``declinable``. Up brings back the texts earlier
+        prompts with the same ``recall`` returned (none without it)."""
         if self.plain:
             return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
         shown = self._drawn
@@ -286,6 +294,10 @@ class Prompter:
         session = self.session
         session.bottom_toolbar = None
         session.validator = None
+        history: History = (
+            DummyHistory() if recall is None else self._recalled.setdefault(recall, InMemoryHistory())
+        )
+        session.history = session.default_buffer.history = history  # read again as the prompt starts
         try:
             return await session.prompt_async(
                 lambda: _rows(message, _width(), shown).rstrip() + after,

@@ -254,6 +254,7 @@ class TerminalAnswerer:
                 f"{self.prompter.cancel_key}: cancel",
             ],
             declinable=True,
+            recall=spec.name,  # Up: this field's earlier answers, never another's
         )
         return cleared if cleared is not None and not text.strip() else parse_answer(spec, text).value
 
