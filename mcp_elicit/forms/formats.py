@@ -56,6 +56,9 @@ __all__ = [
 ]
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+#: A date with its year first, written otherwise: a month or day in one digit, or "/" or "."
+#: between the parts.
+_LOOSE_DATE = re.compile(r"([0-9]{4})([-/.])([0-9]{1,2})\2([0-9]{1,2})\Z")
 _DATE_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
@@ -195,9 +198,10 @@ def format_message(fmt: str, text: str) -> str:
     """What is wrong with ``text``, which ``fmt`` refused: the format's message, or what in
     ``text`` a person cannot see or may not know is wrong: spaces around it (pasted
     text; a terminal keeps text as typed), characters an ``email`` or a ``uri`` cannot
-    hold (named as ``U+XXXX``), and, for a ``date`` or ``date-time`` written the right
-    way, which part names nothing real (a 30 February, a 24:00, a +24:00 offset, a
-    second 60 away from the end of a UTC day)."""
+    hold (named as ``U+XXXX``), a ``date`` with its year first written another way
+    ("2025-2-3", "2025/02/03": how to write it, "2025-02-03"), and, for a ``date`` or
+    ``date-time`` written the right way, which part names nothing real (a 30 February, a
+    24:00, a +24:00 offset, a second 60 away from the end of a UTC day)."""
     if text != text.strip():
         if FORMAT_CHECKS[fmt](text.strip()):
             return "has spaces before or after it; take them out"
@@ -217,6 +221,12 @@ def format_message(fmt: str, text: str) -> str:
         return _email_problem(text)
     if fmt == "date" and _DATE.match(text) is not None:
         return f"names a day that does not exist; it {FORMAT_MESSAGES['date']}"
+    loose = _LOOSE_DATE.match(text) if fmt == "date" else None
+    if loose is not None:
+        year, _, month, day = loose.groups()
+        written = f"{year}-{int(month):02}-{int(day):02}"
+        if parse_date(written) is not None:
+            return f"must be written YYYY-MM-DD, as {written}"
     if fmt == "date-time" and _DATE_TIME.match(text) is not None:
         return _date_time_problem(text.upper())
     return FORMAT_MESSAGES[fmt]

@@ -309,6 +309,12 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
         ("email", " ada@example.com", "has spaces before or after it; take them out"),
         ("uri", "https://example.com/\t", "has spaces before or after it; take them out"),
         ("date", " 31-12-2026", "has spaces before or after it; it must be a date like 2026-12-31"),
+        # A date readable only one way, written otherwise than YYYY-MM-DD: how to write it.
+        ("date", "2025-2-3", "must be written YYYY-MM-DD, as 2025-02-03"),
+        ("date", "2025/02/03", "must be written YYYY-MM-DD, as 2025-02-03"),
+        ("date", "2025.12.3", "must be written YYYY-MM-DD, as 2025-12-03"),
+        ("date", "2025-2-30", "must be a date like 2026-12-31"),  # no such day
+        ("date", "3/2/2025", "must be a date like 2026-12-31"),  # day or month first?
         (
             "email",
             "jörg@bücher.example",

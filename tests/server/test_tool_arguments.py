@@ -251,7 +251,7 @@ async def test_a_date_time_with_an_offset_reaches_the_function_aware(wire: WireC
     ("day", "fault"),
     [
         ("2026-02-30", "day: Value error, names a day that does not exist"),
-        ("2026-1-5", "day: Value error, must be a date like 2026-12-31"),
+        ("2026-1-5", "day: Value error, must be written YYYY-MM-DD, as 2026-01-05"),
         ("2026-01-05T00:00:00Z", "day: Value error, must be a date like 2026-12-31"),
         (20260105, "day: Input should be a valid date"),
     ],
