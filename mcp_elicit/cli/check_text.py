@@ -133,9 +133,9 @@ def print_check(report: CheckReport) -> None:
     if "total" in timings:
         parts.append(f"total {_ms(timings['total'])}")
     out.append("")
-    row("timings", " · ".join(parts))
+    row("timings", f"\n{'':<14}".join(_wrap_list(parts, width - 14, after=" ·")))
     out.append("")
-    out.extend(_verdict(report, paint))
+    out.extend(_verdict(report, paint, width))
     write("\n".join(out))  # as stdout's encoding can show it, as measured above
 
 
@@ -154,13 +154,14 @@ def _capabilities(caps: Mapping[str, Any]) -> list[str]:
     return shown or ["(none)"]
 
 
-def _wrap_list(items: list[str], room: int) -> list[str]:
-    """``items`` as a list ("a, b, c") in lines of at most ``room`` columns (20 at least),
-    broken between items; an item longer than a line is broken at its spaces."""
+def _wrap_list(items: list[str], room: int, *, after: str = ",") -> list[str]:
+    """``items`` as a list ("a, b, c", or with ``after`` " ·": "a · b · c") in lines of at
+    most ``room`` columns (20 at least), broken between items; an item longer than a line
+    is broken at its spaces."""
     room = max(room, 20)
     lines: list[str] = []
     for i, item in enumerate(items):
-        piece = item if i == len(items) - 1 else f"{item},"
+        piece = item if i == len(items) - 1 else f"{item}{after}"
         if lines and cells(lines[-1]) + 1 + cells(piece) <= room:
             lines[-1] += f" {piece}"
         else:
@@ -179,7 +180,12 @@ def _ms(value: float) -> str:
     return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
 
 
-def _verdict(report: CheckReport, paint: Paint) -> list[str]:
+#: The widest the closing advice is written (columns): a narrower terminal wraps it at its
+#: width, between words.
+_ADVICE_WIDTH: Final = 90
+
+
+def _verdict(report: CheckReport, paint: Paint, width: int) -> list[str]:
     from mcp_elicit.client.declared import defined_modes  # loaded by the check already
 
     counts = []
@@ -202,19 +208,17 @@ def _verdict(report: CheckReport, paint: Paint) -> list[str]:
     required = first.required if first is not None else ()  # without them the call only fails
     call = " ".join(["mcp-elicit call", *_call_argv(report, tool, required)])
     nothing = "This test declares no client capabilities, so the server could ask it nothing"
-    advice = [
-        f"{nothing}. To try an",
-        "elicitation flow, call a tool from a client that declares elicitation:",
-    ]
+    advice = [f"{nothing}. To try an elicitation flow, call a tool from a client that declares elicitation:"]
     if report.era.startswith("handshake") and not defined_modes(report.revision):
         advice = [
             f"{nothing};",
             f"MCP {report.revision} has no elicitation, so it can ask no client anything. To call a tool:",
         ]
+    room = max(min(width, _ADVICE_WIDTH), 20)
     return [
         paint(f"{head}: {_what_happened(report)}", "bold green"),
-        *advice,
-        f"  {clean(call)}",
+        *(line for paragraph in advice for line in _wrapped(paragraph, room)),
+        f"  {clean(call)}",  # whole, to be copied
     ]
 
 

@@ -90,3 +90,35 @@ def test_the_revision_row_wraps_at_the_width_under_the_value_column(
     assert value.startswith("MCP 2026-07-28 (modern: answered server/discover); also speaks 2025-11-25, "), (
         block
     )
+
+
+def test_the_timings_and_the_closing_advice_wrap_at_the_width_between_words(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The advice was two lines written for 90 columns, which a narrower terminal broke
+    # inside words ("the server cou" / "ld ask it nothing"), and the timings one line.
+    monkeypatch.setenv("COLUMNS", "50")
+    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("timings  "))
+    block = lines[start:-1]  # the last line is the command to copy, kept whole
+    assert all(len(line) <= 50 for line in block), result.out
+    said = " ".join(line.strip() for line in block)
+    assert "connect " in said and " · total " in said, result.out
+    assert (
+        "This test declares no client capabilities, so the server could ask it nothing. To try an "
+        "elicitation flow, call a tool from a client that declares elicitation:"
+    ) in said, result.out
+    assert lines[-1].startswith("  mcp-elicit call "), result.out
+
+
+def test_the_closing_advice_reads_as_before_on_a_wide_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
+    assert (
+        "This test declares no client capabilities, so the server could ask it nothing. To try an\n"
+        "elicitation flow, call a tool from a client that declares elicitation:\n"
+    ) in result.out, result.out
