@@ -11,7 +11,8 @@ Rules:
   a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
   spaces around what was typed: numbers and integers are read exactly (a whole number
   beyond the safe range, ``-(2**53-1)..2**53-1``, or any number beyond what a float
-  holds, is refused with the form's message for it, never rounded); booleans as
+  holds, is refused with the form's message for it, never rounded; digits of any script
+  count, underscores between them do not); booleans as
   yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
   value or title ignoring case, how accents are written (NFC) and runs of spaces; a
   multi-choice as a comma-separated list of those, each named once, or ``-`` for none of
@@ -367,6 +368,8 @@ def _parse_number(spec: Integer | Number, text: str) -> Parsed:
     one no ``float`` holds (it would arrive as another number) is refused, saying which."""
     whole = isinstance(spec, Integer)
     try:
+        if "_" in text:  # Decimal reads "1_0" as 10, a Python literal no person means
+            raise InvalidOperation
         exact = Decimal(text)
     except InvalidOperation:
         return Parsed(

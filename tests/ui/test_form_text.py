@@ -315,6 +315,25 @@ def test_a_number_a_json_number_carries_is_taken(text: str, value: float) -> Non
     assert parse_answer(Form(n=Number()).field("n"), text).value == value
 
 
+@pytest.mark.parametrize("text", ["1_0", "1_000", "0.5_5", "1e1_0"])
+@pytest.mark.parametrize("kind", [Integer, Number])
+def test_a_number_with_an_underscore_is_refused_as_one_with_a_comma(
+    kind: type[Integer] | type[Number], text: str
+) -> None:
+    # Python's Decimal reads "1_0" as 10: a slip of the finger on "1" and "0" was sent as
+    # ten, where "1,0" and "1 0" are refused saying how to write a number.
+    parsed = parse_answer(Form(n=kind()).field("n"), text)
+    assert parsed.value is None
+    assert parsed.problem == parse_answer(Form(n=kind()).field("n"), "1,0").problem
+    assert parsed.how is not None and "no commas or spaces" in parsed.how
+
+
+def test_digits_of_other_scripts_are_read_as_numbers() -> None:
+    # A full-width seven (U+FF17) from a Japanese input method, an Arabic-Indic three: the number they are.
+    assert parse_answer(Form(n=Integer()).field("n"), "\uff17").value == 7
+    assert parse_answer(Form(n=Number()).field("n"), "\u0663.5").value == 3.5
+
+
 #: A form as the official SDKs write one: exclusive bounds, a step, described options.
 SDK_FORM = FormSchema.parse(
     {
