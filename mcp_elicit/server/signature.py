@@ -35,6 +35,7 @@ import re
 import secrets
 import sys
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -65,6 +66,9 @@ __all__ = [
 
 #: Parameter names that mean the request context: one without an annotation is a mistake.
 _CONTEXT_NAMES: Final = frozenset({"ctx", "context"})
+#: pydantic's warning for a field named as a ``BaseModel`` attribute ("schema", "json"): the
+#: arguments model is only validated into a dict, never read by attribute.
+_SHADOWS: Final = r'Field name ".*" in ".*" shadows an attribute in parent "BaseModel"'
 log = logging.getLogger("mcp_elicit.server")
 
 
@@ -147,11 +151,13 @@ class Signature:
             if default is not ...:
                 _check_default(where, name, *fields[name])
         try:
-            model = create_model(
-                f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
-                __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
-                **fields,
-            )
+            with warnings.catch_warnings():  # an argument may be called "schema" or "json"
+                warnings.filterwarnings("ignore", _SHADOWS, UserWarning)
+                model = create_model(
+                    f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
+                    __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
+                    **fields,
+                )
             schema = _clean_schema(model.model_json_schema(), model)
         except PydanticUserError as exc:  # a type pydantic cannot check or describe
             raise TypeError(f"{where}: {_without_schema(fields) or exc}") from exc
