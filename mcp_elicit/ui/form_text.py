@@ -16,7 +16,8 @@ Rules:
   yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
   value or title ignoring case, how accents are written (NFC) and runs of spaces; a
   multi-choice as a comma-separated list of those, each named once, or ``-`` for none of
-  them (an answer, unlike an empty line). Empty, or only spaces, means
+  them (an answer, unlike an empty line); choices with spaces or semicolons between them
+  instead are refused, saying how to write them ("1, 2"). Empty, or only spaces, means
   "no answer" (the field's default applies when it has one; a required field without one
   is "required"). The value read is then checked with the form's own ``check_field``, so
   the message is the one the server would give.
@@ -24,6 +25,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections import Counter
@@ -72,6 +74,8 @@ __all__ = [
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
 _LARGEST_FLOAT: Final = sys.float_info.max
+#: What a person may put between choices instead of a comma: spaces, a semicolon.
+_BETWEEN: Final = re.compile(r"\s*;\s*|\s+")
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -355,11 +359,22 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
             continue
         value = _pick(spec.options, item)
         if value is None:
-            return Parsed(problem=f"{item!r} is not one of the choices; type numbers, values or titles")
+            apart = _apart(spec.options, item)
+            how = f"separate choices with commas: {apart}" if apart else "type numbers, values or titles"
+            return Parsed(problem=f"{item!r} is not one of the choices; {how}")
         if value in chosen:  # "1, a": one choice named twice, by its number and its value
             return Parsed(problem=f"names {fit(value, TITLE_MAX)!r} more than once: type each choice once")
         chosen.append(value)
     return Parsed(chosen)
+
+
+def _apart(options: Sequence[Option], item: str) -> str | None:
+    """``item`` as the choices it names with spaces or semicolons between them ("1 2"),
+    written as a multi-choice takes them ("1, 2"); None unless it names several that way."""
+    parts = _BETWEEN.split(item.strip())
+    if len(parts) > 1 and all(_pick(options, part) is not None for part in parts):
+        return ", ".join(parts)
+    return None
 
 
 def _parse_number(spec: Integer | Number, text: str) -> Parsed:

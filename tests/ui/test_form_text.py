@@ -74,6 +74,15 @@ FORM = Form(
         ("diet", " - ", [], None),
         ("diet", "fish", None, "'fish' is not one of the choices; type numbers, values or titles"),
         ("diet", "4", None, "'4' is not one of the choices; type numbers, values or titles"),
+        # choices with spaces or semicolons between them: how to write them
+        ("diet", "1 2", None, "'1 2' is not one of the choices; separate choices with commas: 1, 2"),
+        (
+            "diet",
+            "vegan; Gluten-free",
+            None,
+            "'vegan; Gluten-free' is not one of the choices; separate choices with commas: vegan, Gluten-free",
+        ),
+        ("diet", "1 fish", None, "'1 fish' is not one of the choices; type numbers, values or titles"),
     ],
 )
 def test_parse_answer(field: str, text: str, value: object, problem: str | None) -> None:
