@@ -36,6 +36,8 @@ import sys
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from mcp_elicit.errors import CliError
+
 if TYPE_CHECKING:
     from mcp_elicit.cli.serve_http_options import HttpOptions
     from mcp_elicit.server.app import Server
@@ -53,7 +55,8 @@ def serve_http(
     server: Server, address: tuple[str, int], options: HttpOptions, log_level: str, *, given_public: bool
 ) -> int:
     """Serve ``server`` at ``address`` until stopped; the exit code. ``CliError`` (exit 2)
-    for an option the loaded server cannot use."""
+    for an option the loaded server cannot use, an address that cannot be bound, or a
+    start-up that failed."""
     import uvicorn
 
     from mcp_elicit.cli.address import listen_on
@@ -173,8 +176,9 @@ def serve_http(
         logging.getLogger("uvicorn.error").removeFilter(said_here)
         for sock in sockets:
             sock.close()
-    if failed:  # a store that cannot be used, a lifespan failing on entry
-        write(f"mcp-elicit: cannot serve: {failed[0]}", sys.stderr)
+    if failed:  # a store that cannot be used, a lifespan failing on entry: said as over stdio,
+        # by the command line, which makes it inert (it may quote a database's or Redis's reply)
+        raise CliError(f"cannot serve: {failed[0]}", exit_code=2)
     # stopped while starting is a stop (a SIGINT has raised KeyboardInterrupt: 130)
     return 0 if runner.started or runner.gave_up is not None else 2
 

@@ -1,8 +1,8 @@
 """A server with a ``lifespan=``, for tests/transports/test_lifespan_transports.py: what
 happens is written to the file named by ``$LIFESPAN_EVENTS``, a line each (its entry, each
 round of a call, the call, its exit), and the entry fails when ``$LIFESPAN_FAIL`` is set,
-as a database that refuses the connection would, or never ends when ``$LIFESPAN_HANG`` is
-(a database that does not answer)."""
+as a database that refuses the connection would (saying its value too, unless it is
+``1``), or never ends when ``$LIFESPAN_HANG`` is (a database that does not answer)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def said(event: str) -> None:
 
 @contextlib.asynccontextmanager
 async def pool(server: Server) -> AsyncIterator[dict[str, str]]:
-    if os.environ.get("LIFESPAN_FAIL"):
-        raise ConnectionRefusedError("the database at db.invalid:5432 refused the connection")
+    failure = os.environ.get("LIFESPAN_FAIL")
+    if failure:  # "1", or what the database adds (which may be anything)
+        detail = "" if failure == "1" else f": {failure}"
+        raise ConnectionRefusedError(f"the database at db.invalid:5432 refused the connection{detail}")
     if os.environ.get("LIFESPAN_HANG"):
         said("opening")
         try:

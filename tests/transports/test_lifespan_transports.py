@@ -107,13 +107,16 @@ async def test_over_http_served_by_the_cli(events: Path, revision: str, tmp_path
 def test_serve_refuses_to_start_when_the_lifespan_fails(
     events: Path, http: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LIFESPAN_FAIL", "1")
+    # what the database said may hold a terminal's escapes (clear the screen): shown inert,
+    # as every text from outside is, over HTTP as over stdio
+    monkeypatch.setenv("LIFESPAN_FAIL", "\x1b[2Jgone")
     where = ("--http", f"127.0.0.1:{free_port()}") if http else ()
     done = refused_at_start(["serve", str(SERVER), *where], "the port")
     assert (
         "the lifespan of server 'pooled' failed on entry: ConnectionRefusedError: "
-        "the database at db.invalid:5432 refused the connection"
-    ) in done.stderr
+        "the database at db.invalid:5432 refused the connection: \\x1b[2Jgone"
+    ) in done.stderr, done.stderr
+    assert "\x1b" not in done.stderr, done.stderr
     # said as serve says every configuration error, over HTTP too (not in uvicorn's words)
     assert "mcp-elicit: cannot serve: the lifespan of server 'pooled'" in done.stderr, done.stderr
     assert "Application startup failed" not in done.stderr, done.stderr
