@@ -3,18 +3,20 @@ and binding it.
 
 Rules: PORT is 1-65535 (0 would bind some free port that neither we nor the page links
 know); a wildcard host reads as 127.0.0.1 in a URL. The address is bound before the server
-starts (``listen_on``), as uvicorn would bind it (``SO_REUSEADDR``, every address the host
-resolves to, an IPv6 one for IPv6 alone), so that an address that cannot be bound stops
-``serve`` before anything of the server's runs (its lifespan: a database pool opened for a
-server that will not serve), with one line saying why and what to do: another program
-holds it (give another port), the host is not one of this machine's, its name does not
-resolve.
+starts (``listen_on``), as uvicorn would bind it through asyncio (``SO_REUSEADDR`` on POSIX
+only, every address the host resolves to, an IPv6 one for IPv6 alone), so that an address
+that cannot be bound stops ``serve`` before anything of the server's runs (its lifespan: a
+database pool opened for a server that will not serve), with one line saying why and what
+to do: another program holds it (give another port), the host is not one of this
+machine's, its name does not resolve.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import socket
+import sys
 
 from mcp_elicit.errors import CliError
 
@@ -59,7 +61,8 @@ def listen_on(host: str, port: int) -> list[socket.socket]:
             except OSError:  # a family this machine does not have, as asyncio skips it
                 continue
             bound.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if _reuses_address():
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if family == socket.AF_INET6:  # as uvicorn binds it: [::] alone, not 0.0.0.0 too
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             try:
@@ -73,6 +76,14 @@ def listen_on(host: str, port: int) -> list[socket.socket]:
     if not bound:
         raise CliError(f"cannot listen on {shown}:{port}: no socket could be made for it", exit_code=2)
     return bound
+
+
+def _reuses_address() -> bool:
+    """Whether a listening socket takes ``SO_REUSEADDR``, as asyncio decides it: on POSIX it
+    lets a restarted server bind over its last run's connections (TIME_WAIT); on Windows it
+    would let another program bind the same port while this one listens (and hide that it
+    is in use)."""
+    return os.name == "posix" and sys.platform != "cygwin"
 
 
 def _cannot_bind(shown: str, port: int, exc: OSError) -> str:

@@ -2,17 +2,23 @@
 cannot be bound (a port another program holds, a host that is not this machine's, a name
 that does not resolve) stops it with one line saying why and what to do (exit 2), and
 nothing of the server's has run: its lifespan (a database pool, say) was never entered.
-Real ``mcp-elicit serve`` processes, on 127.0.0.1."""
+An address it can bind is bound as uvicorn would bind it: a restart right after a stop
+binds over the last run's connections, and the port is not shared on Windows. Real
+``mcp-elicit serve`` processes on 127.0.0.1, and ``listen_on`` in process."""
 
 from __future__ import annotations
 
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from support.procs import ROOT, free_port, refused_at_start
+from mcp_elicit.cli import address as addresses
+
+from support.procs import ROOT, STOP_TIMEOUT, cli, free_port, http_process, refused_at_start, wait_listening
 
 SERVER = ROOT / "tests" / "transports" / "lifespan_server.py"
 
@@ -64,3 +70,46 @@ def test_an_address_of_another_machine_is_said_to_be_one(events: Path) -> None:
     assert "mcp-elicit: cannot listen on 192.0.2.1:" in said, said
     assert "192.0.2.1 is not an address of this machine" in said, said
     assert not events.exists()
+
+
+def test_a_restart_right_after_a_stop_binds_the_same_port(events: Path, tmp_path: Path) -> None:
+    # the stop closes a client's keep-alive connection from the server's side, which leaves
+    # that connection in TIME_WAIT on the server's port: the next run binds over it
+    with http_process(SERVER, log_dir=tmp_path) as served:
+        client = socket.create_connection(("127.0.0.1", served.port))
+        client.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n\r\n".encode())
+        client.settimeout(STOP_TIMEOUT)
+        assert client.recv(9) == b"HTTP/1.1 ", served.stderr()
+        port = served.port
+    while client.recv(4096):  # to the end the server's stop gave it: the server closed first
+        pass
+    client.close()
+    with (tmp_path / "again.stderr").open("wb") as err:
+        again = subprocess.Popen(
+            [*cli(), "serve", str(SERVER), "--http", f"127.0.0.1:{port}"],
+            stdin=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        listening = wait_listening(again, port)
+    finally:
+        again.terminate()
+        again.wait(STOP_TIMEOUT)
+    said = (tmp_path / "again.stderr").read_text()
+    assert listening and "in use" not in said, said
+
+
+# ---- listen_on itself, in process: the sockets it gives uvicorn --------------------------
+
+
+def test_on_windows_the_port_is_not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SO_REUSEADDR on Windows lets another program bind the same port while this one
+    # listens (and hides that it is in use): asyncio sets it on POSIX only, as serve does
+    for platform, reused in (("posix", True), ("nt", False)):
+        monkeypatch.setattr(addresses, "os", SimpleNamespace(name=platform))
+        sockets = addresses.listen_on("127.0.0.1", free_port())
+        try:
+            assert bool(sockets[0].getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR)) is reused, platform
+        finally:
+            for sock in sockets:
+                sock.close()
