@@ -4,11 +4,13 @@ and binding it.
 Rules: PORT is 1-65535 (0 would bind some free port that neither we nor the page links
 know); a wildcard host reads as 127.0.0.1 in a URL. The address is bound before the server
 starts (``listen_on``), as uvicorn would bind it through asyncio (``SO_REUSEADDR`` on POSIX
-only, every address the host resolves to, an IPv6 one for IPv6 alone), so that an address
-that cannot be bound stops ``serve`` before anything of the server's runs (its lifespan: a
-database pool opened for a server that will not serve), with one line saying why and what
-to do: another program holds it (give another port), the host is not one of this
-machine's, its name does not resolve.
+only, every address the host resolves to, an IPv6 one for IPv6 alone, and, as from Python
+3.12, an address this machine does not have skipped when another is bound: ``localhost``'s
+``::1`` in a container without IPv6), so that an address that cannot be bound stops
+``serve`` before anything of the server's runs (its lifespan: a database pool opened for a
+server that will not serve), with one line saying why and what to do: another program
+holds it (give another port), the host is not one of this machine's, its name does not
+resolve.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def listen_on(host: str, port: int) -> list[socket.socket]:
             exit_code=2,
         ) from None
     bound: list[socket.socket] = []
+    missing: OSError | None = None  # an address the name gave that this machine does not have
     try:
         for family, kind, proto, _, where in dict.fromkeys(found):
             try:
@@ -68,11 +71,16 @@ def listen_on(host: str, port: int) -> list[socket.socket]:
             try:
                 sock.bind(where)
             except OSError as exc:
-                raise CliError(_cannot_bind(shown, port, exc), exit_code=2) from None
+                if exc.errno != errno.EADDRNOTAVAIL:
+                    raise CliError(_cannot_bind(shown, port, exc), exit_code=2) from None
+                bound.pop().close()  # localhost's ::1 where IPv6 is off (a container): the others serve
+                missing = exc
     except BaseException:
         for sock in bound:
             sock.close()
         raise
+    if missing is not None and not bound:
+        raise CliError(_cannot_bind(shown, port, missing), exit_code=2)
     if not bound:
         raise CliError(f"cannot listen on {shown}:{port}: no socket could be made for it", exit_code=2)
     return bound

@@ -3,8 +3,9 @@ cannot be bound (a port another program holds, a host that is not this machine's
 that does not resolve) stops it with one line saying why and what to do (exit 2), and
 nothing of the server's has run: its lifespan (a database pool, say) was never entered.
 An address it can bind is bound as uvicorn would bind it: a restart right after a stop
-binds over the last run's connections, and the port is not shared on Windows. Real
-``mcp-elicit serve`` processes on 127.0.0.1, and ``listen_on`` in process."""
+binds over the last run's connections, a name giving an address this machine lacks is
+served on its others, and the port is not shared on Windows. Real ``mcp-elicit serve``
+processes on 127.0.0.1, and ``listen_on`` in process (real binds; a name's addresses given)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from mcp_elicit.cli import address as addresses
+from mcp_elicit.errors import CliError
 
 from support.procs import ROOT, STOP_TIMEOUT, cli, free_port, http_process, refused_at_start, wait_listening
 
@@ -100,6 +103,42 @@ def test_a_restart_right_after_a_stop_binds_the_same_port(events: Path, tmp_path
 
 
 # ---- listen_on itself, in process: the sockets it gives uvicorn --------------------------
+
+
+def resolving(monkeypatch: pytest.MonkeyPatch, *given: tuple[socket.AddressFamily, str]) -> None:
+    """The name given to ``listen_on`` resolves to ``given`` (the binds stay real)."""
+
+    def getaddrinfo(host: str, port: int, *args: object, **kwargs: object) -> list[Any]:
+        found: list[Any] = []
+        for family, where in given:
+            sockaddr = (where, port, 0, 0) if family == socket.AF_INET6 else (where, port)
+            found.append((family, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", sockaddr))
+        return found
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def test_a_name_with_an_address_this_machine_lacks_is_served_on_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # localhost in a container without IPv6: /etc/hosts gives ::1 too, which cannot be bound;
+    # asyncio (uvicorn's own bind, from Python 3.12) serves on 127.0.0.1 alone, as serve does
+    # (2001:db8::1, a documentation address, stands for the ::1 this machine lacks)
+    resolving(monkeypatch, (socket.AF_INET6, "2001:db8::1"), (socket.AF_INET, "127.0.0.1"))
+    port = free_port()
+    sockets = addresses.listen_on("localhost", port)
+    try:
+        assert [sock.getsockname() for sock in sockets] == [("127.0.0.1", port)]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_a_name_whose_addresses_are_all_another_machines_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    resolving(monkeypatch, (socket.AF_INET6, "2001:db8::1"), (socket.AF_INET, "192.0.2.1"))
+    with pytest.raises(CliError, match=r"gone\.invalid is not an address of this machine") as refused:
+        addresses.listen_on("gone.invalid", free_port())
+    assert refused.value.exit_code == 2
 
 
 def test_on_windows_the_port_is_not_shared(monkeypatch: pytest.MonkeyPatch) -> None:
