@@ -2,20 +2,21 @@
 and binding it.
 
 Rules: PORT is 1-65535 (0 would bind some free port that neither we nor the page links
-know); a wildcard host reads as 127.0.0.1 in a URL. The address is bound before the server
-starts (``listen_on``), as uvicorn would bind it through asyncio (``SO_REUSEADDR`` on POSIX
-only, every address the host resolves to, an IPv6 one for IPv6 alone, and, as from Python
-3.12, an address this machine does not have skipped when another is bound: ``localhost``'s
-``::1`` in a container without IPv6), so that an address that cannot be bound stops
-``serve`` before anything of the server's runs (its lifespan: a database pool opened for a
-server that will not serve), with one line saying why and what to do: another program
-holds it (give another port), the host is not one of this machine's, its name does not
-resolve.
+know); a wildcard host reads as its family's loopback address in a URL (127.0.0.1,
+``[::1]``). The address is bound before the server starts (``listen_on``), as uvicorn
+would bind it through asyncio (``SO_REUSEADDR`` on POSIX only, every address the host
+resolves to, an IPv6 one for IPv6 alone, and, as from Python 3.12, an address this machine
+does not have skipped when another is bound: ``localhost``'s ``::1`` in a container
+without IPv6), so that an address that cannot be bound stops ``serve`` before anything of
+the server's runs (its lifespan: a database pool opened for a server that will not
+serve), with one line saying why and what to do: another program holds it (give another
+port), the host is not one of this machine's, its name does not resolve.
 """
 
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import socket
 import sys
@@ -37,9 +38,15 @@ def split_address(value: str) -> tuple[str, int]:
 
 
 def default_public_url(host: str, port: int) -> str:
-    """``http://HOST:PORT`` of a bound address; a wildcard address reads as 127.0.0.1."""
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
+    """``http://HOST:PORT`` of a bound address; a wildcard address reads as its family's
+    loopback address: 127.0.0.1 for 0.0.0.0, ``[::1]`` for ``::`` (bound for IPv6 alone, as
+    uvicorn binds it, which 127.0.0.1 does not reach)."""
+    try:
+        wildcard = ipaddress.ip_address(host).is_unspecified
+    except ValueError:  # a name
+        wildcard = host == ""
+    if wildcard:
+        host = "::1" if ":" in host else "127.0.0.1"
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import socket
 import subprocess
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 from integration.instances import APP, Instance, Modern
 from mcp_elicit.cli.address import default_public_url
 
-from support.procs import ROOT, cli, free_port
+from support.procs import ROOT, STOP_TIMEOUT, cli, free_port, wait_listening
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -23,7 +25,9 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
     [
         ("127.0.0.1", 8000, "http://127.0.0.1:8000"),
         ("0.0.0.0", 8000, "http://127.0.0.1:8000"),
-        ("::", 9000, "http://127.0.0.1:9000"),
+        # [::] is bound for IPv6 alone (as uvicorn binds it): 127.0.0.1 would not reach it
+        ("::", 9000, "http://[::1]:9000"),
+        ("0:0:0:0:0:0:0:0", 9000, "http://[::1]:9000"),
         ("::1", 9000, "http://[::1]:9000"),
         ("localhost", 80, "http://localhost:80"),
     ],
@@ -32,13 +36,15 @@ def test_the_default_public_url_is_the_bound_address(host: str, port: int, url: 
     assert default_public_url(host, port) == url
 
 
-async def start_flow(instance: Instance, host: str | None = None, **more: str) -> str:
-    """Round one of a secret flow (it writes the flow to the store); the page link. ``more``:
-    headers a proxy adds (``x_forwarded_proto="https"``)."""
+async def start_flow(instance: Instance | str, host: str | None = None, **more: str) -> str:
+    """Round one of a secret flow (it writes the flow to the store) on ``instance`` (or at
+    that endpoint URL); the page link. ``more``: headers a proxy adds
+    (``x_forwarded_proto="https"``)."""
     headers = {"host": host} if host else {}
     headers.update({name.replace("_", "-"): value for name, value in more.items()})
+    url = instance if isinstance(instance, str) else instance.url
     async with httpx.AsyncClient(timeout=20, headers=headers) as http:
-        first = (await Modern(http, instance.url).call("use_key", {"flow": "opt"}))["result"]
+        first = (await Modern(http, url).call("use_key", {"flow": "opt"}))["result"]
     ((request,),) = [first["inputRequests"].values()]
     link: str = request["params"]["url"]
     return link
@@ -177,3 +183,40 @@ async def test_the_debug_access_log_keeps_query_strings_out(tmp_path: Path) -> N
     assert "/mcp-elicit/oauth/callback?…" in log
     for secret in ("SECRET-TOKEN-1", "CODE-2", "S-3"):
         assert secret not in log
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+def serve_everywhere_on_ipv6(tmp: Path, port: int) -> subprocess.Popen[bytes]:
+    """``serve --http [::]:PORT``, once it listens."""
+    log = tmp / "v6.stderr"
+    with log.open("wb") as err:
+        command = [*cli(), "serve", str(APP), "--http", f"[::]:{port}", "--store", "memory://"]
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stderr=err, cwd=ROOT)
+    if not wait_listening(proc, port, host="::1"):
+        raise RuntimeError(f"the server exited with {proc.returncode}:\n{log.read_text()}")
+    return proc
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6 loopback here")
+async def test_page_links_of_a_server_on_every_ipv6_address_reach_it(tmp_path: Path) -> None:
+    # --http [::]:PORT listens on IPv6 alone (as uvicorn binds it): its links, made from the
+    # bound address, name [::1], which reaches it (127.0.0.1 would be refused)
+    port = free_port()
+    proc = serve_everywhere_on_ipv6(tmp_path, port)
+    try:
+        link = await start_flow(f"http://[::1]:{port}/mcp")
+        assert link.startswith(f"http://[::1]:{port}/mcp-elicit/flows/"), link
+        async with httpx.AsyncClient(timeout=20) as browser:
+            page = await browser.get(link)
+    finally:
+        proc.terminate()
+        await asyncio.to_thread(proc.wait, STOP_TIMEOUT)
+    assert page.status_code == 303, page.text  # the page, reached from this machine

@@ -108,20 +108,26 @@ class HttpProcess:
 
 
 def wait_listening(
-    proc: subprocess.Popen[bytes], port: int, timeout: float = START_TIMEOUT, *, name: str = "the server"
+    proc: subprocess.Popen[bytes],
+    port: int,
+    timeout: float = START_TIMEOUT,
+    *,
+    name: str = "the server",
+    host: str = "127.0.0.1",
 ) -> bool:
-    """True once ``port`` accepts connections; False when the process died first
-    (TimeoutError after ``timeout`` seconds)."""
+    """True once ``host:port`` (an IPv4 or IPv6 address) accepts connections; False when
+    the process died first (TimeoutError after ``timeout`` seconds)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.5)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex((host, port)) == 0:
                 return True
         time.sleep(0.02)
-    raise TimeoutError(f"{name} did not listen on 127.0.0.1:{port} within {timeout} s")
+    raise TimeoutError(f"{name} did not listen on {host}:{port} within {timeout} s")
 
 
 @contextlib.contextmanager
