@@ -261,10 +261,12 @@ class Server(StateKeys, HasLifespan, Dispatch):
         it) and hears other instances' resource updates on the store. Raises
         :class:`ConfigError` with a message to show, having undone what it did: a store or a
         key file that cannot be used fails it before the ``lifespan`` is entered, so what
-        that opens (a database pool) is never opened for a server that does not start."""
-        await self.url_mode.check_store()
+        that opens (a database pool) is never opened for a server that does not start. A
+        start cancelled meanwhile (a stop signal while a store or the lifespan does not
+        answer) undoes it too."""
         entered = False
         try:
+            await self.url_mode.check_store()
             self._check_state_keys()
             self.tasks.reopen()
             self.url_mode.warn_at_start(several_users=self.auth is not None)

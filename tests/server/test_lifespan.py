@@ -235,6 +235,20 @@ async def test_a_lifespan_that_fails_closes_the_store_the_start_opened(tmp_path:
     assert sqlite_threads() == before  # the store checked first was closed again, its thread with it
 
 
+async def test_a_start_cancelled_while_it_checks_the_store_closes_it(tmp_path: Path) -> None:
+    # a stop signal while the store does not answer (serve over stdio and --http cancel the
+    # start): the store the check opened is closed again, its thread with it
+    before = sqlite_threads()
+    app = Server("checking", store=f"sqlite:///{tmp_path / 'state.db'}")
+    start = asyncio.ensure_future(app.start())
+    await asyncio.sleep(0)  # the check has opened the store and waits on its first write
+    assert sqlite_threads() == before + 1
+    start.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await start
+    assert sqlite_threads() == before
+
+
 async def test_a_function_that_is_not_a_context_manager_says_how_to_write_it() -> None:
     async def returns_a_dict(server: Server) -> dict[str, int]:
         return {"pool": 1}
