@@ -338,20 +338,21 @@ class StreamableHTTP(PostRoutes):
         """Start-up and shutdown as uvicorn asks. A second Ctrl-C is uvicorn's force exit,
         which never asks for the shutdown: ``asyncio.run`` then cancels this wait, and the
         server is stopped here instead, quietly (an error would be logged, with a
-        traceback, for the Ctrl-C the person meant)."""
+        traceback, for the Ctrl-C the person meant). A start-up cancelled before it
+        ended has undone itself (``Server.start``): stopping then would let go of a share
+        another transport serving the same server holds."""
         started = False
         try:
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":
                     keep_page_secrets_out()
-                    started = True
                     try:
                         await self.server.start()
                     except ConfigError as exc:
-                        started = False
                         await send({"type": "lifespan.startup.failed", "message": str(exc)})
                         return
+                    started = True
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     started = False

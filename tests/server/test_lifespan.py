@@ -359,6 +359,6 @@ async def test_a_start_cancelled_while_the_lifespan_opens_holds_nothing() -> Non
     with pytest.raises(asyncio.CancelledError):
         await start
     assert closed.is_set()  # what it was opening was told
-    await app.stop()  # as the HTTP app does after a cancelled start-up: nothing to let go
+    await app.stop()  # a stop after it has nothing to let go
     with pytest.raises(RuntimeError, match="is not running"):
         app.lifespan_context  # noqa: B018

@@ -22,7 +22,9 @@ from starlette.routing import Mount
 
 from mcp_elicit import Context, Server
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_exchange import Message
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.stdio_client import connect_stdio
 from mcp_elicit.transports.stdio_server import StdioServer
@@ -184,6 +186,52 @@ def recording(events: list[str]) -> tuple[Server, asyncio.Event, asyncio.Event]:
         return "done"
 
     return app, started, release
+
+
+class Stalling(MemoryStore):
+    """A store whose writes, once ``stall`` is set, never end (a Redis that stopped answering)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stall = False
+        self.stalled = asyncio.Event()
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if self.stall:
+            self.stalled.set()
+            await asyncio.Event().wait()
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+async def test_an_http_start_given_up_lets_go_of_nothing_another_transport_holds() -> None:
+    # one Server served over two transports: the second's start-up is cancelled while its
+    # store check waits (uvicorn's force exit, serve's stop signal); the first serves on
+    events: list[str] = []
+    app, _, _ = recording(events)
+    store = Stalling()
+    app.configure_url_mode(store=store)
+    await app.start()  # the other transport (stdio, another app), serving
+    try:
+        store.stall = True
+        startup: asyncio.Queue[Message] = asyncio.Queue()
+        startup.put_nowait({"type": "lifespan.startup"})
+        sent: list[Message] = []
+
+        async def send(message: Message) -> None:
+            sent.append(message)
+
+        lifespan = asyncio.ensure_future(StreamableHTTP(app)({"type": "lifespan"}, startup.get, send))
+        async with hang_guard("the store check starting"):
+            await store.stalled.wait()
+        lifespan.cancel()
+        async with hang_guard("the start-up given up"):
+            await asyncio.wait({lifespan})
+        assert sent == []
+        assert app.lifespan_context == "pool"  # the first transport's share is held still
+        assert events == ["enter"]
+    finally:
+        await app.stop()
+    assert events == ["enter", "exit"]
 
 
 async def refusing(port: int) -> None:
