@@ -9,7 +9,8 @@ Rules:
   (``mcp-elicit: cannot serve: ...``), not in uvicorn's words.
 * SIGTERM (or Ctrl-C) while the server is still starting (a lifespan waiting for a
   database that does not answer) gives the start up: what was being opened is told (it is
-  cancelled), nothing is served, and it exits as a stop does (0, or 130 for Ctrl-C).
+  cancelled) and closes what it had opened, nothing is served, and it exits as a stop
+  does (0, or 130 for Ctrl-C). Another signal meanwhile cuts that closing short.
 * Once it serves, SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
   what it waits for; the listening socket and idle keep-alive connections close at once
   (a new request meets "connection refused"); sessions end; a request still running gets
@@ -65,11 +66,15 @@ def serve_http(
 
     app = http_app(server, options)
     failed: list[str] = []  # why the app's start-up failed, said once uvicorn has stopped
+    lifespan: list[asyncio.Task[Any]] = []  # the task uvicorn runs the app's lifespan in
 
     async def served(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "lifespan":
             await app(scope, receive, send)
             return
+        task = asyncio.current_task()
+        if task is not None:
+            lifespan.append(task)
 
         async def told(message: Message) -> None:
             if message["type"] == "lifespan.startup.failed":  # said here, in serve's own words
@@ -106,10 +111,17 @@ def serve_http(
                 task.get_loop().call_soon_threadsafe(self._give_up, task, sig)
 
         def _give_up(self, task: asyncio.Task[Any], sig: int) -> None:
-            """Cancel the start-up, unless it has ended meanwhile (then this is a stop)."""
-            if self.starting is task and self.gave_up is None:
+            """Cancel the start-up, unless it has ended meanwhile (then this is a stop). Another
+            signal while it is given up cancels again what the app's start still runs (its
+            lifespan closing what it had opened): it is forced."""
+            if self.starting is not task:
+                return
+            if self.gave_up is None:
                 self.gave_up = sig
                 task.cancel()
+            else:
+                for running in lifespan:
+                    running.cancel()
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             self.starting = asyncio.current_task()
@@ -123,6 +135,12 @@ def serve_http(
                 log.info(
                     "%s received while starting; stopping before serving", signal.Signals(self.gave_up).name
                 )
+                # the app's start is given up here, while a signal is only noted: left to
+                # asyncio.run's end, a second Ctrl-C there cut it short, its task destroyed
+                for running in lifespan:
+                    running.cancel()
+                if lifespan:
+                    await asyncio.wait(lifespan)
                 return
             finally:
                 self.starting = None
