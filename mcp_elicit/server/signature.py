@@ -35,7 +35,6 @@ import re
 import secrets
 import sys
 import typing
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -47,6 +46,7 @@ from typing_extensions import TypedDict, is_typeddict
 
 from mcp_elicit.forms.formats import FormatMismatch
 from mcp_elicit.forms.metadata import Field
+from mcp_elicit.server.argument_names import as_arguments, held_names
 from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 
 __all__ = [
@@ -66,9 +66,6 @@ __all__ = [
 
 #: Parameter names that mean the request context: one without an annotation is a mistake.
 _CONTEXT_NAMES: Final = frozenset({"ctx", "context"})
-#: pydantic's warning for a field named as a ``BaseModel`` attribute ("schema", "json"): the
-#: arguments model is only validated into a dict, never read by attribute.
-_SHADOWS: Final = r'Field name ".*" in ".*" shadows an attribute in parent "BaseModel"'
 log = logging.getLogger("mcp_elicit.server")
 
 
@@ -104,6 +101,8 @@ class Signature:
     schema: dict[str, Any]
     return_annotation: Any
     is_async: bool
+    #: The argument's name of each model field held under another (``argument_names``).
+    renamed: Mapping[str, str]
     #: The model's check, giving ``(field values, ...)``: see ``_fields_validator``.
     _validate: Callable[[Any], tuple[dict[str, Any], Any, Any]] = field(compare=False, repr=False)
 
@@ -150,14 +149,13 @@ class Signature:
             fields[name] = (pydantic_ready(with_pydantic_fields(where, name, annotation)), default)
             if default is not ...:
                 _check_default(where, name, *fields[name])
+        held, renamed = held_names(fields)  # an argument may be called "schema" or "model_config"
         try:
-            with warnings.catch_warnings():  # an argument may be called "schema" or "json"
-                warnings.filterwarnings("ignore", _SHADOWS, UserWarning)
-                model = create_model(
-                    f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
-                    __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
-                    **fields,
-                )
+            model = create_model(
+                f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
+                __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
+                **held,
+            )
             schema = _clean_schema(model.model_json_schema(), model)
         except PydanticUserError as exc:  # a type pydantic cannot check or describe
             raise TypeError(f"{where}: {_without_schema(fields) or exc}") from exc
@@ -168,17 +166,20 @@ class Signature:
             schema=schema,
             return_annotation=pydantic_ready(hints.get("return", sig.return_annotation)),
             is_async=is_async(fn),
+            renamed=renamed,
             _validate=_fields_validator(model),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate ``arguments``; return keyword arguments for the function (no context)."""
         try:
-            # The model's fields are exactly ``names`` (extras are ignored, not kept); the
-            # values are this call's alone, so they need no copy.
-            return self._validate(arguments or {})[0]
+            # The model's fields are exactly ``names``, some held under another name
+            # (extras are ignored, not kept); the values are this call's alone, so they
+            # need no copy.
+            values = self._validate(arguments or {})[0]
         except ValidationError as exc:
             raise ArgumentsError.found(exc) from None
+        return as_arguments(values, self.renamed)
 
 
 def pydantic_ready(hint: Any) -> Any:
@@ -377,8 +378,11 @@ def _without_schema(fields: Mapping[str, tuple[Any, Any]]) -> str | None:
 def _clean_schema(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
     schema.pop("title", None)
     props = schema.get("properties", {})
+    fields = {
+        info.alias or name: info for name, info in model.model_fields.items()
+    }  # as the schema names them
     for name, prop in props.items():
-        field = model.model_fields.get(name)
+        field = fields.get(name)
         if field is not None and field.title is None and isinstance(prop, dict):
             prop.pop("title", None)
     schema.setdefault("properties", {})

@@ -47,6 +47,7 @@ from typing_extensions import is_typeddict
 
 from mcp_elicit.core.mrtr import InputRequired
 from mcp_elicit.errors import ToolError
+from mcp_elicit.server.argument_names import named
 from mcp_elicit.server.asking import EXCHANGE_ERRORS, as_own, raise_exchange_error
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
@@ -161,6 +162,7 @@ class ToolDef:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         bind_strict = strict_validator(sig.model) if check is None else None
+        bind_strict = None if bind_strict is None else named(bind_strict, sig.renamed)
         if check is None and bind_strict is None:  # a core schema it cannot read: as an explicit one
             log.warning("tool %s: its arguments are checked with jsonschema, then bound laxly", tool_name)
             check = compile_input_schema(tool_name, schema)
