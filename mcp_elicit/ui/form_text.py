@@ -370,9 +370,11 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
 
 def _apart(options: Sequence[Option], item: str) -> str | None:
     """``item`` as the choices it names with spaces or semicolons between them ("1 2"),
-    written as a multi-choice takes them ("1, 2"); None unless it names several that way."""
+    written as a multi-choice takes them ("1, 2"); None unless it names several that way,
+    each once ("1 1" so written would only be refused again, for naming one twice)."""
     parts = _BETWEEN.split(item.strip())
-    if len(parts) > 1 and all(_pick(options, part) is not None for part in parts):
+    picked = [_pick(options, part) for part in parts]
+    if len(parts) > 1 and None not in picked and len(set(picked)) == len(picked):
         return ", ".join(parts)
     return None
 

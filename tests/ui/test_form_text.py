@@ -83,11 +83,30 @@ FORM = Form(
             "'vegan; Gluten-free' is not one of the choices; separate choices with commas: vegan, Gluten-free",
         ),
         ("diet", "1 fish", None, "'1 fish' is not one of the choices; type numbers, values or titles"),
+        # one choice named twice so: "1, 1" or "vegan, 1" would be refused in turn
+        ("diet", "1 1", None, "'1 1' is not one of the choices; type numbers, values or titles"),
+        ("diet", "vegan;1", None, "'vegan;1' is not one of the choices; type numbers, values or titles"),
     ],
 )
 def test_parse_answer(field: str, text: str, value: object, problem: str | None) -> None:
     parsed = parse_answer(FORM.field(field), text)
     assert (parsed.value, parsed.problem) == (value, problem)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("New York", ["New York"]),
+        ("new  york", ["New York"]),
+        ("a;b", ["a;b"]),
+        ("New York, a;b", ["New York", "a;b"]),
+    ],
+)
+def test_a_choice_with_a_space_or_a_semicolon_in_it_is_taken_as_typed(text: str, value: list[str]) -> None:
+    # The choices typed apart by spaces or a semicolon ("New", "York", "a", "b") are never
+    # what a choice so written stands for.
+    spec = Form(c=MultiChoice(["New York", "a;b", "a", "b", "New", "York"])).field("c")
+    assert parse_answer(spec, text).value == value
 
 
 def test_a_choice_value_wins_over_a_position() -> None:
