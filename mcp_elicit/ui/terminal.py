@@ -254,7 +254,9 @@ class TerminalAnswerer:
                 f"{self.prompter.cancel_key}: cancel",
             ],
             declinable=True,
-            recall=spec.name,  # Up: this field's earlier answers, never another's
+            # Up: this field's earlier answers (its form asked again), never another's, nor
+            # those of a field of another form that has its name but asks something else
+            recall="\0".join((type(spec).__name__, spec.name, spec.title or "")),
         )
         return cleared if cleared is not None and not text.strip() else parse_answer(spec, text).value
 

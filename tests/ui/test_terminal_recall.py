@@ -47,3 +47,22 @@ async def test_up_at_a_field_asked_again_brings_back_its_earlier_answer() -> Non
         screen.prompts.seek(0)
         again = await elicit_typing(ans, form_request(FORM), typing())
     assert drawn and again == ElicitAnswer.accept(name="Bob", note="later")
+
+
+async def test_up_at_a_field_of_another_form_brings_back_nothing_typed_under_its_name() -> None:
+    # Another form (another question, another server) with a field of the same name: Up at
+    # "Project" gave "Bob", typed as a person's name, since the field's name alone was
+    # what Up recalled by.
+    project = Form(name=String(title="Project", required=False))
+    async with answerer(ENTER + "Bob" + ENTER + ENTER + ENTER) as (ans, screen, pipe):
+        assert await elicit(ans, form_request(FORM)) == ElicitAnswer.accept(name="Bob")
+
+        async def typing() -> None:
+            pipe.send_text(ENTER)
+            await once_drawn(screen, "Project (optional) >", pipe, UP + ENTER)
+            await once_drawn(screen, "Enter: send", pipe, ENTER)
+
+        screen.prompts.truncate(0)
+        screen.prompts.seek(0)
+        again = await elicit_typing(ans, form_request(project), typing())
+    assert again == ElicitAnswer.accept()
