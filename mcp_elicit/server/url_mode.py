@@ -46,6 +46,7 @@ from mcp_elicit.stores.base import Store
 if TYPE_CHECKING:
     from mcp_elicit.sealing import StateSealer
     from mcp_elicit.server.context import Context
+    from mcp_elicit.stores.guarded import Guarded
 
 __all__ = ["ConnectAnswer", "OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
 
@@ -116,6 +117,7 @@ class UrlMode:
         #: server then makes sure a persisted key seals what goes into it.
         self.on_default_store: Callable[[], object] | None = None
         self._markers: Store | None = None
+        self._guarded: Guarded | None = None  # one per store: it counts an outage's failures
         self._flows: Flows | None = None
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
@@ -292,10 +294,13 @@ class UrlMode:
     @property
     def guarded(self) -> Store:
         """The store as requests use it: a backend's failure is ``StoreUnavailable``
-        (-32603, HTTP 503, try again), logged naming the store (``stores/guarded.py``)."""
+        (-32603, HTTP 503, try again); one view per store, which logs an outage once."""
         from mcp_elicit.stores.guarded import Guarded
 
-        return Guarded(self.store, repr(self.store))
+        store = self.store
+        if self._guarded is None or self._guarded.inner is not store:
+            self._guarded = Guarded(store, repr(store))
+        return self._guarded
 
     async def issue_state(self, token: str) -> None:
         """Record a single-use ``requestState`` as issued, for its lifetime: ``spend_state``

@@ -8,8 +8,11 @@ Rules:
   misuse (``ValueError``, ``TypeError``) and a closed store (``RuntimeError``) are bugs
   and pass unchanged, as does anything raised by the code inside a ``subscribe`` block.
 * The client is told nothing of the cause, which names the store's host, port or file;
-  the ``mcp_elicit.stores`` log says which store (password hidden) and what it said, one
-  error line per failure, no traceback.
+  the ``mcp_elicit.stores`` log says which store (password hidden) and what it said, as an
+  error line without a traceback when an outage begins, then once a minute while it lasts
+  (with how many calls failed), and that the store answers again when it does
+  (``FailureLog``): not once per call, since every request that needs the store fails
+  while it is down. One ``Guarded`` per store keeps that count (``UrlMode.guarded``).
 * A failure is never read as an answer: ``add`` and ``take`` raise, so a single-use
   marker or link is refused while the store is down, never accepted twice.
 * ``close`` and the subscription's end are passed through: what owns the store closes it.
@@ -24,7 +27,8 @@ from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 from mcp_elicit.errors import StoreUnavailable
-from mcp_elicit.stores.base import Store, Subscription, backend_errors, failure_text
+from mcp_elicit.stores.base import Store, Subscription, backend_errors
+from mcp_elicit.stores.failure_log import FailureLog
 
 __all__ = ["Guarded"]
 
@@ -40,6 +44,7 @@ class Guarded:
         self.inner = store
         self.where = where
         self._failures = backend_errors()
+        self.outage = FailureLog(log, f"the store {where} failed", f"the store {where} answers again")
 
     def __repr__(self) -> str:
         return f"Guarded({self.inner!r})"
@@ -76,10 +81,12 @@ class Guarded:
 
     async def _call(self, command: Awaitable[T]) -> T:
         try:
-            return await command
+            done = await command
         except self._failures as exc:
-            log.error("the store %s failed: %s", self.where, failure_text(exc))
+            self.outage.failed(exc)
             raise StoreUnavailable() from exc
+        self.outage.answered()
+        return done
 
 
 class _GuardedSubscription:

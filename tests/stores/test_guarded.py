@@ -7,6 +7,7 @@ never accepted because the store failed."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from mcp_elicit import Boolean, Context, Form, KeyRing, Server
 from mcp_elicit.stores import RedisStore
 
 from support.procs import uvicorn_server
-from support.redis import SKIP_REASON, redis_available, redis_server
+from support.redis import SKIP_REASON, redis_available, redis_server, started_again
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)]
 META = {
@@ -257,3 +258,40 @@ async def test_a_single_use_state_the_store_cannot_record_is_never_handed_out(
     assert done["content"] == [{"type": "text", "text": "decline"}], done
     assert asked == ["pay", "ordinary", "ordinary"], "each round ran its handler once"
     assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
+
+
+async def test_an_outage_is_logged_when_it_begins_and_when_it_ends_not_once_per_request(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every request that needs the store fails while Redis is down: the log says so once
+    (which store, why), not once per request, and says when the store answers again."""
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    caplog.set_level(logging.INFO, logger="mcp_elicit.stores")
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        app = build(store)
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+                first = (await call(http, running.url, 1, "use_key", {})).json()["result"]
+                (key,) = first["inputRequests"]
+                answers = {
+                    "inputResponses": {key: {"action": "accept"}},
+                    "requestState": first["requestState"],
+                }
+                redis.proc.kill()
+                redis.proc.wait()
+                down = [await call(http, running.url, n, "use_key", answers) for n in range(2, 7)]
+                with started_again(redis):
+                    back = await call(http, running.url, 7, "use_key", {})
+        finally:
+            await store.close()
+    for response in down:
+        _unavailable(response, redis.port)
+    assert back.json()["result"]["resultType"] == "input_required", back.text
+    said = [r for r in caplog.records if r.name == "mcp_elicit.stores" and "the store" in r.getMessage()]
+    began, ended = said[0].getMessage(), said[-1].getMessage()
+    assert len(said) == 2, [r.getMessage() for r in said]
+    assert said[0].levelname == "ERROR" and f"redis://127.0.0.1:{redis.port}/0" in began, began
+    assert "is Redis running at that address?" in began, began
+    assert said[1].levelname == "INFO" and "answers again, after 5 failed calls" in ended, ended

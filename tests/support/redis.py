@@ -6,6 +6,9 @@
   (terminate, then kill). A port taken between choosing and binding is retried.
   ``debug=True`` allows ``DEBUG SLEEP``, which freezes the server: commands sent
   meanwhile time out in the client, yet run once it wakes.
+* ``started_again(server)``: a server the test killed, started again on its port and in
+  its directory (what it wrote with ``SAVE`` is loaded: a Redis with persistence comes
+  back with its data, one without it empty), stopped when the block ends.
 * ``redis_url``: a session-scoped pytest fixture built on it, yielding
   ``redis://127.0.0.1:PORT/0``. Tests stay apart by key prefix, not by flushing, so one
   server serves the whole session. Use it from a conftest with
@@ -37,7 +40,7 @@ import pytest
 
 from support.procs import on_a_free_port
 
-__all__ = ["RedisServer", "SilencingProxy", "redis_available", "redis_server", "redis_url"]
+__all__ = ["RedisServer", "SilencingProxy", "redis_available", "redis_server", "redis_url", "started_again"]
 
 START_TIMEOUT = 10.0
 SKIP_REASON = "redis-server is not installed (`make services` installs it)"
@@ -77,36 +80,30 @@ def redis_server(log_dir: Path, *, debug: bool = False) -> Iterator[RedisServer]
         return log_dir / f"redis-{port}.log"
 
     def start(port: int) -> subprocess.Popen[bytes]:
-        with log_path(port).open("wb") as log:
-            return subprocess.Popen(
-                [
-                    binary,
-                    "--port",
-                    str(port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--protected-mode",
-                    "yes",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--daemonize",
-                    "no",
-                    "--dir",
-                    str(log_dir),
-                    *(("--enable-debug-command", "local") if debug else ()),
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-            )
+        return _start(binary, port, log_dir, debug=debug)
 
     def output(port: int) -> str:
         return log_path(port).read_text(errors="replace")
 
     with on_a_free_port(start, output=output, name="redis-server", ready=_wait_ready) as (proc, port):
         yield RedisServer(proc, port, log_path(port))
+
+
+@contextlib.contextmanager
+def started_again(server: RedisServer) -> Iterator[RedisServer]:
+    """``server``'s redis-server started again on its port (after the test killed it), in
+    its directory: what it wrote there with ``SAVE`` is loaded again, as a Redis with
+    persistence comes back with its data; without it, it comes back empty. Stopped after."""
+    binary = shutil.which("redis-server")
+    assert binary is not None and server.proc.poll() is not None, "kill it first"
+    again = RedisServer(_start(binary, server.port, server.log_path.parent), server.port, server.log_path)
+    try:
+        if not _wait_ready(again.proc, again.port):
+            raise RuntimeError(f"redis-server did not start again on {server.port}:\n{again.log()}")
+        yield again
+    finally:
+        again.proc.kill()
+        again.proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -164,6 +161,33 @@ class SilencingProxy:
             if client in self._live:  # else silenced: dropped, the connection stays open
                 sink.write(data)
                 await sink.drain()
+
+
+def _start(binary: str, port: int, log_dir: Path, *, debug: bool = False) -> subprocess.Popen[bytes]:
+    with (log_dir / f"redis-{port}.log").open("ab") as log:
+        return subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--protected-mode",
+                "yes",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--dir",
+                str(log_dir),
+                *(("--enable-debug-command", "local") if debug else ()),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+        )
 
 
 def _command(port: int, *args: str) -> bytes:
