@@ -30,6 +30,12 @@ Rules:
   the tasks of an instance that died are unknown everywhere 3 minutes later. The writer
   looks at the clock at least once a second, and stops with the relay, once what was
   mirrored before is written and told (a second at most each).
+* A state the store did not take (it is down) is written again at the writer's next look,
+  in the state its task is in then, until the store takes it: the end of a task that
+  ended during an outage reaches the other instances once the store is back, instead of
+  the state before it until the lease ran out, then nothing. Those failures are logged
+  when they begin, once a minute while they go on, and when writes succeed again
+  (``FailureLog``), not once per state.
 * Each change is also published, sealed the same way, once it is written (so a listen
   that starts after the message reads that state or a later one): a
   ``subscriptions/listen`` naming the task on another instance agrees to it (from the
@@ -69,6 +75,7 @@ from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
 from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailable
 from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.stores.base import Store, backend_errors
+from mcp_elicit.stores.failure_log import FailureLog
 
 if TYPE_CHECKING:
     from mcp_elicit.server.tasks import Tasks
@@ -115,6 +122,16 @@ class Relay:
         #: travels in the message that tells it (else it is announced, to be read), and
         #: whether it is told at all (not when it is only renewed)
         self._dirty: dict[str, tuple[bytes, float, str | None, bool, bool]] = {}
+        #: task id -> whether it is still to be told: states the store did not take, written
+        #: again at the writer's next look
+        self._unwritten: dict[str, bool] = {}
+        self._write_outage = FailureLog(
+            log,
+            "task states could not be written to the store, so other instances answer for those "
+            "tasks with an older state; written again once it takes them",
+            "task states are written to the store again",
+            level=logging.WARNING,
+        )
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
@@ -156,6 +173,7 @@ class Relay:
             job.cancel()
         self._store = self.listening = self._wake = self._progress = None
         self._dirty.clear()
+        self._unwritten.clear()
 
     def publish(self, uri: str) -> None:
         """Tell the other instances, without waiting (from any thread); nothing when not
@@ -235,6 +253,15 @@ class Relay:
         """Queue the states of the running tasks held here again, untold: their leases."""
         for record in self._tasks.running():
             self._queue(record, now, tell=False)
+
+    def _rewrite(self, now: float) -> None:
+        """Queue again the tasks whose state the store did not take, in their state now
+        (a task no longer kept here is left to expire there)."""
+        unwritten, self._unwritten = self._unwritten, {}
+        for task_id, tell in unwritten.items():
+            record = self._tasks.record(task_id)
+            if record is not None:
+                self._queue(record, now, tell=tell)
 
     def _queue(self, record: TaskRecord, now: float, *, tell: bool) -> bool:
         """Seal the task's state for the writer; False when it is too large to share."""
@@ -332,17 +359,21 @@ class Relay:
             if not renewed <= now < renewed + _RENEW_EVERY:  # due (or the clock went back)
                 renewed = now
                 self._renew(now)
+            self._rewrite(now)
             batch, self._dirty, upto = self._dirty, {}, self._queued
-            unrenewed: list[str] = []
+            failed = False  # once a write fails, the store is not tried again before the next look
             for task_id, (sealed, ttl, owner, inline, tell) in batch.items():
-                try:
-                    await store.put(_TASKS, task_id, sealed, ttl=ttl)
-                except Exception as exc:  # any backend's failure: the next change or renewal writes again
-                    if not tell:
-                        unrenewed.append(f"{task_id} ({exc})")
-                        continue
-                    log.warning("task %s: its state could not be shared (%s)", task_id, exc)
-                    if not inline:
+                if not failed:
+                    try:
+                        await store.put(_TASKS, task_id, sealed, ttl=ttl)
+                    except Exception as exc:  # any backend's failure: written again at the next look
+                        self._write_outage.failed(exc)
+                        failed = True
+                    else:
+                        self._write_outage.answered()
+                if failed:  # a state in the message is told now all the same; one announced, once written
+                    self._unwritten[task_id] = self._unwritten.get(task_id, False) or (tell and not inline)
+                    if not (tell and inline):
                         continue
                 if not tell:  # renewed: nothing changed
                     continue
@@ -352,10 +383,6 @@ class Relay:
                 if inline:  # else too large for a message: read from the mirror
                     told["sealed"] = sealed.decode("ascii")
                 self._publish(told)
-            if unrenewed:  # once per renewal, not once per task
-                log.warning(
-                    "%d running tasks' states could not be renewed (first: %s)", len(unrenewed), unrenewed[0]
-                )
             self._wrote = upto
             progress.set()
 

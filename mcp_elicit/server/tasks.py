@@ -269,6 +269,11 @@ class Tasks:
         """The tasks held here that have not ended."""
         return [r.record for r in self._tasks.values() if not r.record.terminal]
 
+    def record(self, task_id: str) -> TaskRecord | None:
+        """The task held here by that id, while it is kept; None otherwise."""
+        running = self._tasks.get(task_id)
+        return None if running is None or running.record.expired(self.clock()) else running.record
+
     def holds(self, task_id: str) -> bool:
         """Whether this process holds the task (its handler runs here)."""
         return task_id in self._tasks

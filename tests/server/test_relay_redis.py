@@ -1,16 +1,22 @@
 """The relay on a real Redis: servers sharing one, started and stopped together, stop
 whenever they are stopped (their relays subscribing, or listening), leaving no task
-running and no connection open."""
+running and no connection open; a task that ends while Redis is down reaches the other
+instances once it is back."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.stores import RedisStore
 
+from support.memory import MemoryClient, instances
+from support.redis import redis_available, redis_server, started_again
+from support.tasks import WITH_TASKS, settle
 from support.waiting import eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
@@ -49,3 +55,64 @@ async def test_servers_sharing_a_redis_stop_together_at_any_point_of_their_start
             await eventually(closed, f"stopped after {turns} turns: every connection is closed")
     finally:
         await admin.aclose()
+
+
+@pytest.mark.skipif(not redis_available(), reason="redis-server is not installed")
+async def test_a_task_that_ends_while_redis_is_down_is_seen_ended_elsewhere_once_it_is_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis (with its data kept, as with persistence) goes down while a task runs on
+    instance a and the task ends meanwhile: a could not write its end to the store. Once
+    Redis is back, instance b answers for the task with its end (the result), not with the
+    state Redis kept from before, which it would give until that state's lease ran out and
+    then call the task unknown: a client following it through b would never get the result."""
+
+    def worker(gate: asyncio.Event) -> Server:
+        app = Server("tasks", state_keys=KeyRing([bytes(range(32))]))
+
+        @app.tool(task="optional")
+        async def job(ctx: Context) -> str:
+            await ctx.start_task("working")
+            await gate.wait()
+            return "done"
+
+        return app
+
+    gate = asyncio.Event()
+    a, b = worker(gate), worker(gate)
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        try:
+            async with instances(a, b, store=store):
+                here, there = (
+                    MemoryClient(s, capabilities=WITH_TASKS, principal=Principal("ann")) for s in (a, b)
+                )
+                task_id = (await here.result("tools/call", {"name": "job"}))["taskId"]
+                assert (await there.result("tasks/get", {"taskId": task_id}))["status"] == "working"
+                assert redis.command("SAVE") == b"+OK"  # the working state, kept
+                redis.proc.kill()
+                redis.proc.wait()
+                gate.set()
+                done = await settle(here, task_id, "completed")  # on a, which holds it
+
+                def write_failed() -> bool:
+                    return any(
+                        r.name == "mcp_elicit.server"
+                        and "state" in r.getMessage()
+                        and "could not be" in r.getMessage()
+                        for r in caplog.records
+                    )
+
+                await eventually(write_failed, "instance a failing to write the task's end")
+                with started_again(redis):
+                    seen: dict[str, object] = {}
+
+                    async def ended_there() -> bool:
+                        seen.update(await there.result("tasks/get", {"taskId": task_id}))
+                        return seen["status"] == "completed"
+
+                    # the lease of the state Redis kept is 3 minutes: far past this bound
+                    await eventually(ended_there, "instance b answering with the task's end")
+                    assert seen["result"] == done["result"]
+        finally:
+            await store.close()
