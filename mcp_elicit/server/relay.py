@@ -48,7 +48,9 @@ Rules:
   the task's own instance does whatever the task's state). A mirror that cannot be read
   (the store is down) is ``StoreUnavailable`` (-32603, HTTP 503, try again), never "no
   such task", which a client following the task would take as its end.
-* Publishing never waits for the store; a failure is logged. A subscription that fails
+* Publishing never waits for the store; a failure is logged (``FailureLog``: when the
+  failures begin, once a minute, when a message is sent again), as is a failure to read a
+  mirrored state (``StoreUnavailable``). A subscription that fails
   (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
   meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
   Each failure is a warning, and the subscription that works again is logged too, so the
@@ -125,13 +127,7 @@ class Relay:
         #: task id -> whether it is still to be told: states the store did not take, written
         #: again at the writer's next look
         self._unwritten: dict[str, bool] = {}
-        self._write_outage = FailureLog(
-            log,
-            "task states could not be written to the store, so other instances answer for those "
-            "tasks with an older state; written again once it takes them",
-            "task states are written to the store again",
-            level=logging.WARNING,
-        )
+        self._write_outage, self._send_outage, self._read_outage = _outages("")
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
@@ -149,6 +145,7 @@ class Relay:
         """Deliver what other instances publish on ``store``, until :meth:`stop`."""
         if self._task is None:
             self._store = store
+            self._write_outage, self._send_outage, self._read_outage = _outages(f" {store!r}")
             self._loop = asyncio.get_running_loop()
             self.listening = asyncio.Event()
             self._wake, self._progress = asyncio.Event(), asyncio.Event()
@@ -199,7 +196,9 @@ class Relay:
         try:
             await store.publish(self.channel, message)
         except Exception as exc:  # any backend's failure: the update stays local
-            log.warning("a message could not be sent to the other instances: %s", exc)
+            self._send_outage.failed(exc)
+        else:
+            self._send_outage.answered()
 
     async def _listen(self, store: Store, listening: asyncio.Event) -> None:
         delay = 1.0
@@ -310,10 +309,11 @@ class Relay:
         try:
             found = await self._store.get(_TASKS, task_id)
         except backend_errors() as exc:  # never "no such task": the client would give it up
-            log.error("task %s: its state could not be read from the store: %s", task_id, exc)
+            self._read_outage.failed(exc)
             raise StoreUnavailable() from exc
         except Exception:  # the store was closed (the server stops): as if there were none
             return None
+        self._read_outage.answered()
         return (
             None if found is None else self._open("mirror", task_id, owner, found.decode("ascii", "replace"))
         )
@@ -434,6 +434,33 @@ class Relay:
                 self._tasks.cancel(task_id, owner)
         except InvalidParams:
             return  # not held here: the instance that holds it acts
+
+
+def _outages(where: str) -> tuple[FailureLog, FailureLog, FailureLog]:
+    """How the store ``where`` failing is said (``FailureLog``): for the writes of task
+    states, for the messages sent, and for the reads of other instances' tasks."""
+    return (
+        FailureLog(
+            log,
+            f"task states could not be written to the store{where}: other instances answer for "
+            "those tasks with an older state until they are written again",
+            f"task states are written to the store{where} again",
+            level=logging.WARNING,
+        ),
+        FailureLog(
+            log,
+            f"messages to the other instances could not be sent through the store{where} (resource "
+            "updates and task changes are not heard there)",
+            f"messages to the other instances are sent through the store{where} again",
+            level=logging.WARNING,
+        ),
+        FailureLog(
+            log,
+            f"the states of tasks held by other instances could not be read from the store{where} "
+            "(their tasks/* requests answer 503, try again)",
+            f"the states of tasks held by other instances are read from the store{where} again",
+        ),
+    )
 
 
 def _kept_for(record: TaskRecord, now: float) -> float:

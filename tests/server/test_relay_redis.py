@@ -6,6 +6,7 @@ instances once it is back."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from pathlib import Path
 
@@ -116,3 +117,63 @@ async def test_a_task_that_ends_while_redis_is_down_is_seen_ended_elsewhere_once
                     assert seen["result"] == done["result"]
         finally:
             await store.close()
+
+
+@pytest.mark.skipif(not redis_available(), reason="redis-server is not installed")
+async def test_the_relay_says_an_outage_once_not_once_per_message_or_request(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While Redis is down, every resource update an instance publishes and every tasks/get
+    for another instance's task fails: the log says each once (which store, why), then
+    that it works again once Redis is back, not one line per message or request."""
+    caplog.set_level(logging.INFO, logger="mcp_elicit.server")
+
+    def said(text: str) -> list[str]:
+        return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+
+    def worker(gate: asyncio.Event) -> Server:
+        app = Server("tasks", state_keys=KeyRing([bytes(range(32))]))
+
+        @app.tool(task="optional")
+        async def job(ctx: Context) -> str:
+            await ctx.start_task("working")
+            await gate.wait()
+            return "done"
+
+        return app
+
+    gate = asyncio.Event()
+    a, b = worker(gate), worker(gate)
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        try:
+            async with instances(a, b, store=store):
+                here, there = (
+                    MemoryClient(s, capabilities=WITH_TASKS, principal=Principal("ann")) for s in (a, b)
+                )
+                task_id = (await here.result("tools/call", {"name": "job"}))["taskId"]
+                assert redis.command("SAVE") == b"+OK"  # Redis comes back with the task's state
+                redis.proc.kill()
+                redis.proc.wait()
+                for _ in range(5):
+                    a.notify_resource_updated("test://board")
+                    failed = await there.request("tasks/get", {"taskId": task_id})
+                    assert failed["error"]["code"] == -32603, failed
+                await a.relay.written()  # the messages tried
+                with started_again(redis):
+                    a.notify_resource_updated("test://board")
+                    assert (await there.result("tasks/get", {"taskId": task_id}))["taskId"] == task_id
+
+                    await eventually(lambda: said("are sent through the store"), "the messages sent again")
+                    lines = {kind: said(kind) for kind in KINDS}
+                gate.set()
+        finally:
+            await store.close()
+    where = f"redis://127.0.0.1:{redis.port}/0"
+    for kind, found in lines.items():
+        assert len(found) == 1 and where in found[0], (kind, found)  # once each, naming the store
+    assert "is Redis running at that address?" in lines["could not be read"][0]
+    assert "after 5 failed calls" in lines["are read from the store"][0]
+
+
+KINDS = ("could not be sent", "could not be read", "are sent through the store", "are read from the store")
