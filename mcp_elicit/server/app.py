@@ -232,6 +232,7 @@ class Server(StateKeys, HasLifespan, Dispatch):
             lambda: self.sealer,
             clock,
             changed=lambda state: self.subscriptions.publish("notifications/tasks", state),
+            completed=lambda step, principal: self.sessions.complete(step, principal, self.telemetry),
         )
 
     def limit_tool_calls(self, max_calls_per_minute: float | None, call_burst: int | None = None) -> None:
@@ -408,11 +409,12 @@ class Server(StateKeys, HasLifespan, Dispatch):
         request that asked, or its subject; None without authentication) is done: never
         another principal's, so an id a handler chose (``"github"``) completes for the one
         it names. Its sessions that sent it hear ``notifications/elicitation/complete``
-        (each question asked under it; ``Session.complete``): True when one was told. The
+        (each question asked under it; ``Session.complete``): True when one was told here;
+        those of other instances sharing the store are told through it (``relay``). The
         2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
         store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
         subject = subject_of(principal)
-        self.url_mode.step_completed(elicitation_id, subject)
+        self.url_mode.step_completed(elicitation_id, subject, self.relay.completion(elicitation_id, subject))
         return self.sessions.complete(elicitation_id, subject, self.telemetry)
 
     def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:

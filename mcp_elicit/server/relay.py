@@ -2,9 +2,11 @@
 
 A 2026-07-28 client may send any request to any instance, and a ``subscriptions/listen``
 stream stays on the one that took it; a task's handler runs on the instance that created
-it. Without this, a listener would hear only the updates made on its own instance, and
+it; a 2025-11-25 session lives on the instance that opened it, while the page's backend
+that completes its URL step may call any instance (or run in a process of its own).
+Without this, a listener would hear only the updates made on its own instance,
 ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` would have to reach the task's own
-instance.
+instance, and a session would hear only the completions made on its own.
 
 Rules:
 
@@ -13,7 +15,11 @@ Rules:
   every instance subscribed acts on them. So they reach other processes through Redis;
   SQLite and memory stores publish within their process only.
 * ``notify_resource_updated`` publishes the URI; every other instance tells its own
-  subscribers. An instance knows its own messages (a random id in each) and skips them:
+  subscribers. ``complete_elicitation`` sends, with the completion's record
+  (``UrlMode.step_completed``, so a process that never started serving sends it too), the
+  step's id and principal, sealed as a task's commands are: every other instance tells its
+  sessions waiting on that step (``notifications/elicitation/complete``), never another
+  principal's. An instance knows its own messages (a random id in each) and skips them:
   it has delivered those already, at once.
 * Every change of a task is mirrored in the store, sealed by the server's key ring and
   bound to the task and its owner (a task's questions, answers and result never lie in
@@ -76,6 +82,7 @@ import orjson
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
 from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailable
 from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.server import step_notices
 from mcp_elicit.stores.base import Store, backend_errors
 from mcp_elicit.stores.failure_log import FailureLog
 
@@ -99,6 +106,7 @@ _RENEW_EVERY = 60.0  # how often an instance writes the states of its running ta
 _LEASE = 3 * _RENEW_EVERY  # how long the state of a running task is kept from its last write
 _TICK = 1.0  # the writer looks whether the renewal is due at least this often (seconds)
 _SHORTEST = 0.001  # the mirror of a task forgotten as it ends
+_COMPLETE = "elicitation/complete"  # a URL step's completion, for the sessions waiting on it
 
 
 class Relay:
@@ -112,12 +120,14 @@ class Relay:
         sealer: Callable[[], StateSealer],
         clock: Callable[[], float],
         changed: Callable[[dict[str, Any]], object] = lambda state: None,
+        completed: Callable[[str, str | None], object] = lambda step, principal: None,
     ) -> None:
         self.channel = (
             "mcp-elicit-relay-" + hashlib.sha256(server_id.encode("utf-8", "replace")).hexdigest()[:24]
         )
         self._deliver = deliver
         self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
+        self._completed = completed
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
         #: task id -> its latest sealed state, its ttl, its owner, whether the state
@@ -237,6 +247,17 @@ class Relay:
             self._deliver(body["uri"])
         elif body.get("op") in ("tasks/update", "tasks/cancel", "tasks/changed"):
             self._command(body)
+        elif body.get("op") == _COMPLETE:
+            step = step_notices.open_notice(self._mirroring(), body.get("sealed"), now=self._clock())
+            if step is not None:
+                self._completed(*step)
+
+    def completion(self, elicitation_id: str, principal: str | None) -> tuple[str, bytes]:
+        """The channel and message telling the other instances that ``principal``'s URL
+        step ``elicitation_id`` is done, for their sessions waiting on it (sent with the
+        completion's record, by ``UrlMode.step_completed``)."""
+        sealed = step_notices.seal(self._mirroring(), elicitation_id, principal, now=self._clock())
+        return self.channel, orjson.dumps({"op": _COMPLETE, "sealed": sealed, "from": self._me})
 
     # ---- tasks ---------------------------------------------------------------------------
 

@@ -25,12 +25,10 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import os
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 from mcp_elicit.errors import ConfigError
@@ -39,7 +37,7 @@ from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections,
 from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.outgoing import check_url
 from mcp_elicit.server.url_asking import end_flow, run_flow
-from mcp_elicit.server.url_steps import StepCompletions
+from mcp_elicit.server.url_steps import StepCompletions, default_store_made
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -354,15 +352,18 @@ class UrlMode:
             )
         return self._steps
 
-    def step_completed(self, elicitation_id: str, principal: str | None) -> None:
+    def step_completed(
+        self, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None = None
+    ) -> None:
         """Record, without waiting, that ``principal``'s step ``elicitation_id`` is done, for
         the 2026-07-28 requests held on it on any instance sharing the store
         (``complete_elicitation``). Only in a configured store, or the default one once it
         exists (a step asked by this process or another one here made it): a server that
-        never asked one creates no file. A failure is logged; ``close`` writes what is under
-        way first."""
+        never asked one creates no file. ``told``: a channel and message published once it is
+        recorded (the relay's, for the sessions of other instances). A failure is logged;
+        ``close`` writes what is under way first."""
         in_default = self._store_spec is None and self._store is None
-        if in_default and not _default_store_made():
+        if in_default and not default_store_made():
             return
         try:
             loop = asyncio.get_running_loop()
@@ -373,14 +374,16 @@ class UrlMode:
                 elicitation_id[:64],
             )
             return
-        task = loop.create_task(self._record(elicitation_id, principal, in_default))
+        task = loop.create_task(self._record(elicitation_id, principal, in_default, told))
         self._recording.add(task)
         task.add_done_callback(self._recording.discard)
 
-    async def _record(self, elicitation_id: str, principal: str | None, in_default: bool) -> None:
+    async def _record(
+        self, elicitation_id: str, principal: str | None, in_default: bool, told: tuple[str, bytes] | None
+    ) -> None:
         try:
             steps = self._steps_in_default() if in_default else self.steps
-            await steps.complete(elicitation_id, principal)
+            await steps.complete(elicitation_id, principal, told)
         except Exception as exc:  # any backend's failure, StoreUnavailable included
             log.warning(
                 "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
@@ -481,20 +484,3 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
 def _state_marker(token: str) -> str:
     """The store key of a single-use ``requestState``: a hash, never the state itself."""
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
-
-
-def _default_store_made() -> bool:
-    """Whether the default store's file exists: a process of this user on this machine
-    opened it (one that holds a step did), so a completion made here must reach it. A path
-    that cannot be looked at (a directory not this user's, a name too long) counts as
-    made: opening it then fails, and the log says why, rather than ``complete_elicitation``
-    raising into the webhook that called it."""
-    from mcp_elicit.stores.url import STATE_FILE, default_data_dir
-
-    try:
-        os.stat(Path(default_data_dir(), STATE_FILE))
-    except (FileNotFoundError, NotADirectoryError):
-        return False
-    except OSError:
-        pass
-    return True

@@ -36,9 +36,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import os
 import secrets
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from mcp_elicit.server.questions import Asker
     from mcp_elicit.server.url_mode import UrlMode
 
-__all__ = ["STEP_ASKS", "StepCompletions", "require_step"]
+__all__ = ["STEP_ASKS", "StepCompletions", "default_store_made", "require_step"]
 
 #: How many times one step is asked in one request at most (once, and once more when its
 #: page was not done within ``ask_timeout``).
@@ -81,11 +83,16 @@ class StepCompletions:
         raw = await self.store.get(NAMESPACE, _key(elicitation_id, principal))
         return raw.decode("ascii", "replace") if raw else ""
 
-    async def complete(self, elicitation_id: str, principal: str | None) -> None:
-        """Mark the step done (a new marker) and wake whoever waits for it."""
+    async def complete(
+        self, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None = None
+    ) -> None:
+        """Mark the step done (a new marker) and wake whoever waits for it; then publish
+        ``told`` (a channel and a message: the relay's, for other instances' sessions)."""
         key = _key(elicitation_id, principal)
         await self.store.put(NAMESPACE, key, secrets.token_hex(8).encode("ascii"), ttl=self.ttl)
         await self.store.publish(f"{NAMESPACE}:{key}", b"complete")
+        if told is not None:
+            await self.store.publish(*told)
 
     async def done(self, elicitation_id: str, principal: str | None, seen: str) -> bool:
         """True when the step was completed since the marker ``seen`` was read."""
@@ -162,3 +169,20 @@ async def _held(
 def _key(elicitation_id: str, principal: str | None) -> str:
     """The store key of a principal's step: a hash (the id is the handler's own text)."""
     return hashlib.sha256(orjson.dumps([principal, elicitation_id])).hexdigest()[:40]
+
+
+def default_store_made() -> bool:
+    """Whether the default store's file exists: a process of this user on this machine
+    opened it (one that holds a step did), so a completion made here must reach it. A path
+    that cannot be looked at (a directory not this user's, a name too long) counts as
+    made: opening it then fails, and the log says why, rather than ``complete_elicitation``
+    raising into the webhook that called it."""
+    from mcp_elicit.stores.url import STATE_FILE, default_data_dir
+
+    try:
+        os.stat(Path(default_data_dir(), STATE_FILE))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        pass
+    return True

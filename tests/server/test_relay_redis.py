@@ -1,7 +1,8 @@
 """The relay on a real Redis: servers sharing one, started and stopped together, stop
 whenever they are stopped (their relays subscribing, or listening), leaving no task
 running and no connection open; a task that ends while Redis is down reaches the other
-instances once it is back."""
+instances once it is back; an outage is said once; a URL step completed on one instance
+reaches the session waiting on it on another."""
 
 from __future__ import annotations
 
@@ -10,15 +11,18 @@ import logging
 import uuid
 from pathlib import Path
 
+import orjson
 import pytest
 
 from mcp_elicit import Context, KeyRing, Principal, Server
 from mcp_elicit.stores import RedisStore
 
-from support.memory import MemoryClient, instances
+from support.memory import MemoryClient, SessionClient, instances
 from support.redis import redis_available, redis_server, started_again
+from support.server_sessions import build as build_sessions
 from support.tasks import WITH_TASKS, settle
 from support.waiting import eventually, hang_guard
+from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
@@ -177,3 +181,43 @@ async def test_the_relay_says_an_outage_once_not_once_per_message_or_request(
 
 
 KINDS = ("could not be sent", "could not be read", "are sent through the store", "are read from the store")
+
+
+async def test_a_step_completed_elsewhere_reaches_the_session_waiting_on_it(
+    redis_url: str, wire_2025: WireChecker
+) -> None:
+    """A 2025-11-25 session lives on the instance that opened it; the page's backend that
+    completes its URL step (``complete_elicitation``) may call another instance, or run in a
+    process that never serves (same server, same keys, same store). The session waiting on
+    the step hears ``notifications/elicitation/complete`` either way; another principal's
+    session waiting on the same id does not."""
+    keys = KeyRing([bytes(range(32))])
+    store_url = f"{redis_url}?prefix=test-{uuid.uuid4().hex[:12]}"
+    a, b = build_sessions(state_keys=keys), build_sessions(state_keys=keys)
+    webhook = build_sessions(state_keys=keys, store=store_url)  # never started
+    url_caps = {"elicitation": {"url": {}}}
+    store = RedisStore(store_url)
+    try:
+        async with instances(a, b, store=store):
+            alice, bob = (
+                SessionClient(a, capabilities=url_caps, principal=Principal(who), checker=wire_2025)
+                for who in ("alice", "bob")
+            )
+            for completing in (b, webhook):
+                for client in (alice, bob):
+                    if client.session is None:
+                        await client.open()
+                    assert (await client.request("tools/call", {"name": "connect"}))["error"][
+                        "code"
+                    ] == -32042
+                assert not completing.complete_elicitation("e-1", "alice"), "no session there waits on it"
+                async with hang_guard("the completion reaching the session on the other instance"):
+                    pushed = orjson.loads(await alice.session.next_pushed(None))
+                wire_2025.notification(pushed)
+                assert pushed["method"] == "notifications/elicitation/complete", pushed
+                assert pushed["params"] == {"elicitationId": "e-1"}
+                assert a.complete_elicitation("e-1", "bob")  # bob's still waited: alice's completion was hers
+                assert orjson.loads(await bob.session.next_pushed(0.1))["params"] == {"elicitationId": "e-1"}
+    finally:
+        await webhook.stop()
+        await store.close()
