@@ -142,7 +142,7 @@ class SessionRoutes:
                 ours,
             )
         return InvalidRequest(
-            f"Session not found: its id names route {theirs!r} and this instance is {ours} (the load "
+            f"Session not found: its id names route {theirs!r} and this instance has {ours} (the load "
             f"balancer routes by the id's prefix '{theirs}.', or that instance is gone); initialize a new session",
             http_status=404,
         )

@@ -70,7 +70,7 @@ async def test_a_session_id_of_another_route_is_a_404_naming_both(
             assert refused.status_code == 404, refused.text
             message = refused.json()["error"]["message"]
             assert message.startswith(
-                "Session not found: its id names route 'b' and this instance is route 'a'"
+                "Session not found: its id names route 'b' and this instance has route 'a'"
             )
             assert message.endswith("initialize a new session"), message
         # its own instance still holds it
@@ -83,6 +83,21 @@ async def test_a_session_id_of_another_route_is_a_404_naming_both(
     warned = [r.getMessage() for r in caplog.records if "route 'b'" in r.getMessage()]
     assert len(warned) == 1, warned  # once per route, however many requests
     assert "reached this instance (route 'a')" in warned[0]
+
+
+async def test_a_session_id_of_a_route_sent_to_an_instance_without_one_says_so(
+    wire_2025: WireChecker,
+) -> None:
+    """Instances started with and without ``--route`` behind one balancer: the 404 says the
+    instance that got the request has no route, in words a person reads."""
+    routed, plain = StreamableHTTP(ask_name_server("a"), route="a"), StreamableHTTP(ask_name_server("p"))
+    async with uvicorn_server(routed) as on_a, uvicorn_server(plain) as on_plain, httpx.AsyncClient() as http:
+        headers = await open_session(http, on_a.url, wire_2025)
+        refused = await http.post(on_plain.url, json=PING, headers=headers)
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["error"]["message"].startswith(
+        "Session not found: its id names route 'a' and this instance has no route (the load balancer"
+    ), refused.text
 
 
 @pytest.mark.parametrize(("first", "second"), [("a", "b"), ("a", None), (None, "b")])
