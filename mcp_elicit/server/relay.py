@@ -37,9 +37,10 @@ Rules:
   looks at the clock at least once a second, and stops with the relay, once what was
   mirrored before is written and told (a second at most each).
 * A state the store did not take (it is down) is written again at the writer's next look,
-  in the state its task is in then, until the store takes it: the end of a task that
-  ended during an outage reaches the other instances once the store is back, instead of
-  the state before it until the lease ran out, then nothing. Those failures are logged
+  in the state its task is in then, until the store takes it, and told once written: the
+  end of a task that ended during an outage reaches the other instances (and their
+  listeners) once the store is back, instead of the state before it until the lease ran
+  out, then nothing. Those failures are logged
   when they begin, once a minute while they go on, and when writes succeed again
   (``FailureLog``), not once per state.
 * Each change is also published, sealed the same way, once it is written (so a listen
@@ -392,10 +393,9 @@ class Relay:
                         failed = True
                     else:
                         self._write_outage.answered()
-                if failed:  # a state in the message is told now all the same; one announced, once written
-                    self._unwritten[task_id] = self._unwritten.get(task_id, False) or (tell and not inline)
-                    if not (tell and inline):
-                        continue
+                if failed:  # told once written: a message sent now is lost as the write was
+                    self._unwritten[task_id] = self._unwritten.get(task_id, False) or tell
+                    continue
                 if not tell:  # renewed: nothing changed
                     continue
                 # Told once written: a listen that starts elsewhere after this message was
