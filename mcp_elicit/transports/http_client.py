@@ -6,7 +6,9 @@ Rules:
 
 * Every POST carries ``Accept: application/json, text/event-stream`` and
   ``Content-Type: application/json``, the caller's fixed headers (authorization, say), and
-  the protocol headers of the message, in that order of precedence.
+  the protocol headers of the message, in that order of precedence. The fixed headers are
+  checked when the transport is made (``_sendable``): one that HTTP cannot carry as given
+  is refused then, naming it (never its value), not found out by every request.
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
@@ -42,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
@@ -75,6 +78,8 @@ _MAX_REPLIES: Final = 16
 _SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
 #: What an answer to a server's request carries besides the fixed headers (2025-11-25).
 _SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
+#: A header name (RFC 9110 token).
+_HEADER_NAME: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
 
 class HttpTransport:
@@ -95,7 +100,7 @@ class HttpTransport:
         self.url = check_server_url(url)
         self._shown = redact_urls(url)  # as messages and logs name it: no key from its query
         self.auth = auth
-        self.fixed = dict(headers or {})
+        self.fixed = _sendable(headers or {})
         self._given = client
         self._client: httpx.AsyncClient | None = client
         self.connect_timeout = connect_timeout
@@ -340,6 +345,36 @@ async def _head(response: httpx.Response, limit: int) -> bytes:
         if len(head) >= limit:
             break
     return head
+
+
+def _sendable(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers``, the caller's fixed headers, when each can be sent as given: a token for
+    a name, and a value of visible ASCII, spaces and tabs, not starting or ending with white
+    space; else a ``ValueError`` (``TypeError`` for a value that is not text) naming the
+    header, never its value (a token, often), when the transport is made rather than a
+    failed request each time, told as the server's doing."""
+    fixed = dict(headers)
+    for name, value in fixed.items():
+        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+            raise ValueError(
+                f"the header name {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
+            )
+        if not isinstance(value, str):
+            raise TypeError(f"the value of header {name!r} must be a string, not {type(value).__name__}")
+        wide = next((i for i, ch in enumerate(value) if ord(ch) > 0x7E), None)
+        if wide is not None:
+            raise ValueError(
+                f"the value of header {name!r} is not ASCII ({value[wide]!r} at {wide}); HTTP header "
+                "values are ASCII: encode it as the server expects (percent-encoding, base64)"
+            )
+        control = next((i for i, ch in enumerate(value) if ch != "\t" and (ch < " " or ch == "\x7f")), None)
+        if control is not None:
+            raise ValueError(f"the value of header {name!r} holds a control character (at {control})")
+        if value != value.strip(" \t"):
+            raise ValueError(
+                f"the value of header {name!r} starts or ends with white space, which HTTP drops"
+            )
+    return fixed
 
 
 @contextlib.asynccontextmanager

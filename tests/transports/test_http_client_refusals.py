@@ -203,3 +203,49 @@ def test_a_server_url_that_is_not_an_absolute_http_url_is_refused_when_the_trans
 def test_a_server_url_that_is_not_text_is_refused_saying_so() -> None:
     with pytest.raises(TypeError, match=r"the server URL must be a string, not int"):
         HttpTransport(8000)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("headers", "said"),
+    [
+        (
+            {"Authorization": "Bearer tök3n-s3cr3t"},
+            r"the value of header 'Authorization' is not ASCII \('ö' at 8\)",
+        ),
+        (
+            {"X-Tenant": "acme\r\nX-Evil: 1"},
+            r"the value of header 'X-Tenant' holds a control character \(at 4\)",
+        ),
+        (
+            {"X-Tenant": "acme\x00s3cr3t"},
+            r"the value of header 'X-Tenant' holds a control character \(at 4\)",
+        ),
+        (
+            {"Authorization": " Bearer s3cr3t"},
+            r"the value of header 'Authorization' starts or ends with white space",
+        ),
+        ({"X-Tenant": "s3cr3t\t"}, r"the value of header 'X-Tenant' starts or ends with white space"),
+        ({"X Tenant": "s3cr3t"}, r"the header name 'X Tenant' is not an HTTP token"),
+        ({"": "s3cr3t"}, r"the header name '' is not an HTTP token"),
+    ],
+)
+def test_a_fixed_header_that_cannot_be_sent_is_refused_when_the_transport_is_made(
+    headers: dict[str, str], said: str
+) -> None:
+    # It was taken, and every request then failed as if the server had misbehaved: "the
+    # response from ... was refused: 'ascii' codec can't encode character" (nothing had been
+    # sent), or "the connection to ... broke (LocalProtocolError: Illegal header value
+    # b' Bearer s3cr3t')", the secret quoted.
+    with pytest.raises(ValueError, match=said) as caught:
+        HttpTransport("http://127.0.0.1:9/mcp", headers=headers)
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_a_fixed_header_value_that_is_not_text_is_refused_saying_so() -> None:
+    with pytest.raises(TypeError, match=r"the value of header 'X-Retries' must be a string, not int"):
+        HttpTransport("http://127.0.0.1:9/mcp", headers={"X-Retries": 3})  # type: ignore[dict-item]
+
+
+def test_fixed_headers_that_can_be_sent_are_kept_as_given() -> None:
+    headers = {"Authorization": "Bearer a b\tc", "X-Empty": ""}
+    assert HttpTransport("http://127.0.0.1:9/mcp", headers=headers).fixed == headers
