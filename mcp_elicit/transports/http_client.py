@@ -62,6 +62,7 @@ from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
 from mcp_elicit.transports.http_redirects import MARK, check_server_url, compressed, keep_home, refuse_leaving
 from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.sse import last_event_id_value
 
 __all__ = ["HttpTransport", "connect_http"]
 
@@ -277,8 +278,8 @@ class HttpTransport:
         self, headers: Mapping[str, str], last_event_id: str | None = None
     ) -> HttpExchange | Ended:
         extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
-        if last_event_id is not None:
-            extra["Last-Event-ID"] = last_event_id
+        if last_event_id is not None:  # sent as its UTF-8 bytes (HttpExchange)
+            extra["Last-Event-ID"] = last_event_id_value(last_event_id)
         all_headers = self._headers(extra, accept="text/event-stream")
         all_headers.pop("Content-Type", None)
         exchange = HttpExchange(self, "GET", all_headers, None)

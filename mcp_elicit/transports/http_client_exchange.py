@@ -163,7 +163,7 @@ class HttpExchange(QueuedExchange):
         decoder = EventDecoder()
         try:
             async with self._owner.client.stream(
-                self._method, url, headers=headers, content=content, extensions={MARK: self._owner}
+                self._method, url, headers=_utf8(headers), content=content, extensions={MARK: self._owner}
             ) as response:
                 status = self.status = response.status_code
                 self.headers = {k.lower(): v for k, v in response.headers.items()}
@@ -348,6 +348,14 @@ def _not_an_object(data: str | bytes, exc: ProtocolError) -> bool:
     JSON, or another JSON value): nothing in it can be read, an id least of all."""
     start = data.lstrip()[:1]
     return isinstance(exc, ParseError) or start not in ("{", b"{")
+
+
+def _utf8(headers: Mapping[str, str]) -> httpx.Headers:
+    """``headers`` as they go: each value as its UTF-8 bytes, as EventSource sends a
+    ``Last-Event-ID`` of any text (httpx would encode a ``str`` as ASCII, failing). The
+    others are ASCII already: the protocol's own, and the caller's fixed headers, checked
+    when the transport was made."""
+    return httpx.Headers(headers, encoding="utf-8")
 
 
 def describe(exc: BaseException) -> str:

@@ -7,10 +7,11 @@ resume from, a retry hint) is not handed on, though its id and retry count. The 
 accepts CRLF, LF or CR line ends, input split anywhere (even inside a multi-byte
 character), and yields only complete events. As the HTML standard asks, a byte order
 mark at the start of the stream is skipped, a ``retry`` that is not all ASCII digits
-is ignored, and one past ``MAX_RETRY_MS`` is read as that. A line, or an event's data,
-longer than ``max_size`` characters (16 MiB, the cap on JSON bodies and stdio lines)
-raises ``ValueError`` naming the limit; buffering is linear in the input, however it is
-split.
+is ignored, and one past ``MAX_RETRY_MS`` is read as that. An event id is any text without
+NUL; a reconnect names it in ``Last-Event-ID`` as EventSource does (``last_event_id_value``).
+A line, or an event's data, longer than ``max_size`` characters (16 MiB, the cap on JSON
+bodies and stdio lines) raises ``ValueError`` naming the limit; buffering is linear in the
+input, however it is split.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-__all__ = ["Event", "EventDecoder", "encode_event", "KEEPALIVE", "MAX_RETRY_MS"]
+__all__ = ["Event", "EventDecoder", "encode_event", "last_event_id_value", "KEEPALIVE", "MAX_RETRY_MS"]
 
 KEEPALIVE = b":\n\n"
 MAX_SIZE = 16 * 1024 * 1024
@@ -51,6 +52,14 @@ def encode_event(
         lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
         return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
     return head + b"data: " + data + b"\n\n"
+
+
+def last_event_id_value(event_id: str) -> str:
+    """The ``Last-Event-ID`` value a reconnect sends after the event ``event_id``, as the
+    HTML standard's EventSource sends it: the id with HTTP's white space at either end
+    trimmed (a header value cannot start or end with it; an id holds no line break), to go
+    as its UTF-8 bytes, whatever characters it has."""
+    return event_id.strip(" \t")
 
 
 class EventDecoder:

@@ -407,3 +407,55 @@ async def test_an_unreadable_request_on_a_modern_stream_gets_no_answer() -> None
         finally:
             await transport.aclose()
     assert [orjson.loads(s.body).get("id") for s in server.seen] == [1]
+
+
+@pytest.mark.parametrize(
+    ("event_id", "sent"),
+    [
+        ("naïve-7", "naïve-7".encode()),
+        ("流-7", "流-7".encode()),
+        ("  padded-7 ", b"padded-7"),  # "id:  padded-7 ": the field's value keeps a space
+    ],
+)
+async def test_a_stream_is_resumed_from_any_event_id_as_a_browser_sends_it(
+    event_id: str, sent: bytes
+) -> None:
+    """An event id is any text (the SSE standard); a browser's EventSource resumes from it
+    with ``Last-Event-ID`` as the id's UTF-8 bytes, HTTP's white space at either end
+    trimmed, which the 2025-11-25 transport names as the header to send. A stream that
+    broke after such an id is resumed that way and its response read."""
+    resumed_with: list[bytes] = []
+    broken: list[object] = []  # the id of the request whose stream broke
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        message = orjson.loads(seen.body) if seen.body else {}
+        if seen.method == "GET" and "last-event-id" in seen.headers:
+            resumed_with.append(seen.headers["last-event-id"].encode("latin-1"))  # the bytes sent
+            answer = b"data: " + orjson.dumps({"jsonrpc": "2.0", "id": broken[0], "result": {"tools": []}})
+            answer += b"\n\n"
+            writer.write(response("200 OK", {"Content-Type": "text/event-stream"}, answer))
+        elif seen.method != "POST" or "id" not in message:
+            writer.write(response("405 Method Not Allowed" if seen.method == "GET" else "202 Accepted", {}))
+        elif message["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "any-event-id", "version": "1"},
+            }
+            body = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            writer.write(
+                response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body)
+            )
+        else:  # the request's stream: an event id, then it breaks
+            broken.append(message["id"])
+            stream = b"id: " + event_id.encode() + b"\nretry: 10\ndata: \n\n"
+            writer.write(response("200 OK", {"Content-Type": "text/event-stream"}, stream))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=10.0) as client:
+            # failed before: "the response from ... was refused: 'ascii' codec can't encode
+            # character", and "the connection ... broke (LocalProtocolError: Illegal header
+            # value b' padded-7 ')", though the server had sent nothing wrong
+            assert await client.list_tools() == []
+    assert resumed_with == [sent]
