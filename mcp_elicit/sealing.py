@@ -107,6 +107,7 @@ _pack_lengths = _FIELD_LENGTHS.pack
 _NO_PRINCIPAL = 0xFFFFFFFF  # the length slot of an absent principal: None differs from ""
 _INF = float("inf")
 _HEX_KEY = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_ODD_HEX = re.compile(r"[0-9a-fA-F](?:[0-9a-fA-F]{2})+")
 _B64_KEY = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 
 
@@ -202,11 +203,31 @@ def _derive(secret: bytes, info: bytes, length: int) -> bytes:
 
 
 def _parse_secret(entry: str, where: str) -> bytes:
+    """One key of a key text (see ``KeyRing.from_text``); its errors name ``where``, never
+    the key. A text base64 could read that is no encoding of random bytes is refused: hex
+    with an odd number of digits (a digit lost or added: as base64 it is another key), and
+    letters all of one case (a password or words: base64 of 32 random bytes, 43 characters,
+    has both cases but with a chance under 1e-9), whose key a guess would open."""
     if _HEX_KEY.fullmatch(entry):
         secret = bytes.fromhex(entry)
+    elif _ODD_HEX.fullmatch(entry):
+        raise ConfigError(
+            f"{where}: {len(entry)} hex digits, an odd number: one is missing or extra (keygen writes "
+            f"{2 * MIN_SECRET_BYTES})"
+        )
     elif _B64_KEY.fullmatch(entry) and len(body := entry.rstrip("=")) % 4 != 1:
         std = body.replace("-", "+").replace("_", "/")
         secret = base64.b64decode(std + "=" * (-len(std) % 4), validate=True)
+        if len(secret) < MIN_SECRET_BYTES:
+            raise ConfigError(
+                f"{where}: key is {len(secret)} bytes; need at least {MIN_SECRET_BYTES} random bytes "
+                "(a password is no key)"
+            )
+        if entry.lower() == entry or entry.upper() == entry:
+            raise ConfigError(
+                f"{where}: reads as a password or words, not as base64 of random bytes (its letters "
+                "are all of one case)"
+            )
     else:
         raise ConfigError(f"{where}: not a hex or base64 key (bad character or length)")
     if len(secret) < MIN_SECRET_BYTES:

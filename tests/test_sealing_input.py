@@ -7,6 +7,7 @@ import base64
 import binascii
 import math
 import os
+import random
 from typing import Any
 
 import pytest
@@ -91,13 +92,53 @@ def test_export_text_round_trip() -> None:
         ("\n" + base64.b64encode(b"k" * 31).decode(), "line 2: key is 31 bytes"),
         ("00" * 32 + "!", "line 1: not a hex or base64 key"),
         ("@" + "A" * 44, "not a hex or base64 key"),
-        ("A" * 45, "not a hex or base64 key"),  # 45 % 4 == 1: no base64 has that length
-        ("0" * 65, "not a hex or base64 key"),
+        ("Z" * 45, "not a hex or base64 key"),  # 45 % 4 == 1: no base64 has that length
+        ("0" * 65, "65 hex digits, an odd number"),
     ],
 )
 def test_from_text_errors(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         KeyRing.from_text(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # a key from keygen that lost a digit was read as base64: another key, taken
+        # without a word, which opens nothing the full one sealed
+        (
+            SECRET_A.hex()[:-1],
+            r"line 1: 63 hex digits, an odd number: one is missing or extra \(keygen writes 64\)",
+        ),
+        (SECRET_A.hex() + "0", r"line 1: 65 hex digits, an odd number"),
+        # a password was read as base64 and taken as a key, which opens to a guess
+        ("correcthorsebatterystaplecorrecthorsebatterystaple", r"line 1: reads as a password or words"),
+        ("hunter2" * 8, r"line 1: reads as a password or words"),
+        ("MYPRODUCTIONSTATEKEYFORMCPELICIT2024SERVERS", r"line 1: reads as a password or words"),
+        # too short, it was told to be longer, not to be random
+        ("hunter2hunter2hunter2hunter2hunter2", r"line 1: key is 26 bytes; need at least 32 random bytes"),
+        ("Hunter2Hunter2Hunter2Hunter2Hunter2", r"random bytes \(a password is no key\)"),
+    ],
+)
+def test_key_text_that_is_no_random_key_is_refused_saying_so(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        KeyRing.from_text(text)
+    assert text[:12] not in str(caught.value)  # the line, never the key
+
+
+def test_random_keys_in_any_spelling_are_taken() -> None:
+    rng = random.Random(20261207)
+    for size in (32, 33, 48, 64):
+        for _ in range(200):
+            secret = rng.randbytes(size)
+            spellings = [
+                secret.hex(),
+                secret.hex().upper(),
+                base64.b64encode(secret).decode(),
+                base64.urlsafe_b64encode(secret).decode().rstrip("="),
+            ]
+            for text in spellings:
+                assert KeyRing.from_text(text).key_ids == KeyRing([secret]).key_ids
 
 
 @pytest.mark.parametrize(

@@ -45,8 +45,18 @@ def test_a_bad_key_file_is_named_with_what_to_do(tmp_path: Path, content: str) -
     assert "mcp-elicit keygen" in done.stderr, done.stderr
 
 
-def test_bad_keys_in_the_environment_are_named_with_what_to_do() -> None:
-    done = serve([], {"MCP_ELICIT_STATE_KEYS": "garbage"})
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        ("garbage", "key is 5 bytes; need at least 32 random bytes"),
+        # a password, which base64 can read: it served, its states opened by a guess
+        ("correcthorsebatterystaplecorrecthorsebatterystaple", "reads as a password or words"),
+    ],
+)
+def test_bad_keys_in_the_environment_are_named_with_what_to_do(keys: str, said: str) -> None:
+    done = serve([], {"MCP_ELICIT_STATE_KEYS": keys})
     assert done.returncode == 2, done.stderr
     assert "$MCP_ELICIT_STATE_KEYS" in done.stderr, done.stderr
+    assert said in done.stderr, done.stderr
     assert "mcp-elicit keygen" in done.stderr, done.stderr
+    assert keys not in done.stderr, done.stderr
