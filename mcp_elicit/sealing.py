@@ -226,7 +226,9 @@ def _parse_secret(entry: str, where: str) -> bytes:
         if entry.lower() == entry or entry.upper() == entry:
             raise ConfigError(
                 f"{where}: reads as a password or words, not as base64 of random bytes (its letters "
-                "are all of one case)"
+                "are all of one case); an earlier version took it as base64: to go on opening what it "
+                "sealed, write the bytes it decodes to in hex below a new key from 'mcp-elicit keygen' "
+                "(docs/rough-edges.md, 'A key's text')"
             )
     else:
         raise ConfigError(f"{where}: not a hex or base64 key (bad character or length)")

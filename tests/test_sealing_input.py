@@ -205,3 +205,18 @@ def test_a_sibling_sealer_takes_larger_tokens_with_the_same_keys() -> None:
     assert big.open(small, BINDING, now=NOW + 1) == b"state"  # the same keys and server
     other = StateSealer(KeyRing([SECRET_B]), server_id=SERVER).with_max_token_size(1 << 20)
     assert reason(token, sealer=other) == "unknown key id"
+
+
+def test_a_one_case_key_an_earlier_version_took_still_opens_its_states_as_hex() -> None:
+    """An upgrade refuses a one-case key that earlier versions read as base64; its message
+    says how to keep opening what that key sealed, and that way works: the bytes it
+    decoded to, in hex, below a new key."""
+    old_text = "correcthorsebatterystaplecorrecthorsebatterystaple"
+    body = old_text.rstrip("=").replace("-", "+").replace("_", "/")
+    old_secret = base64.b64decode(body + "=" * (-len(body) % 4))  # as an earlier version read it
+    token = StateSealer(KeyRing([old_secret]), server_id=SERVER).seal(b"kept", BINDING, now=NOW)
+    with pytest.raises(ConfigError, match=r"write the bytes it decodes to in hex below a new key") as caught:
+        KeyRing.from_text(old_text)
+    assert old_text[:12] not in str(caught.value)
+    upgraded = KeyRing.from_text(f"{SECRET_B.hex()}\n{old_secret.hex()}\n")
+    assert StateSealer(upgraded, server_id=SERVER).open(token, BINDING, now=NOW) == b"kept"
