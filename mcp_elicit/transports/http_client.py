@@ -350,28 +350,35 @@ async def _head(response: httpx.Response, limit: int) -> bytes:
 
 def _sendable(headers: Mapping[str, str]) -> dict[str, str]:
     """``headers``, the caller's fixed headers, when each can be sent as given: a token for
-    a name, and a value of visible ASCII, spaces and tabs, not starting or ending with white
-    space; else a ``ValueError`` (``TypeError`` for a value that is not text) naming the
-    header, never its value (a token, often), when the transport is made rather than a
-    failed request each time, told as the server's doing."""
+    a name, and a value of visible ASCII, spaces and tabs (bytes, as httpx takes them, may
+    also hold bytes past 0x7F: their encoding is the caller's choice), not starting or
+    ending with white space; else a ``ValueError`` (``TypeError`` for a value that is
+    neither text nor bytes) naming the header, never its value (a token, often), when the
+    transport is made rather than a failed request each time, told as the server's doing."""
     fixed = dict(headers)
     for name, value in fixed.items():
         if not isinstance(name, str) or not _HEADER_NAME.match(name):
             raise ValueError(
                 f"the header name {name!r} is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"
             )
-        if not isinstance(value, str):
-            raise TypeError(f"the value of header {name!r} must be a string, not {type(value).__name__}")
-        wide = next((i for i, ch in enumerate(value) if ord(ch) > 0x7E), None)
-        if wide is not None:
-            raise ValueError(
-                f"the value of header {name!r} is not ASCII ({value[wide]!r} at {wide}); HTTP header "
-                "values are ASCII: encode it as the server expects (percent-encoding, base64)"
+        if isinstance(value, bytes):
+            text = value.decode("latin-1")
+        elif isinstance(value, str):
+            text = value
+            wide = next((i for i, ch in enumerate(text) if ord(ch) > 0x7F), None)
+            if wide is not None:
+                raise ValueError(
+                    f"the value of header {name!r} is not ASCII ({text[wide]!r} at {wide}); HTTP header "
+                    "values are ASCII: encode it as the server expects (percent-encoding, base64)"
+                )
+        else:
+            raise TypeError(
+                f"the value of header {name!r} must be a string (or bytes), not {type(value).__name__}"
             )
-        control = next((i for i, ch in enumerate(value) if ch != "\t" and (ch < " " or ch == "\x7f")), None)
+        control = next((i for i, ch in enumerate(text) if ch != "\t" and (ch < " " or ch == "\x7f")), None)
         if control is not None:
             raise ValueError(f"the value of header {name!r} holds a control character (at {control})")
-        if value != value.strip(" \t"):
+        if text != text.strip(" \t"):
             raise ValueError(
                 f"the value of header {name!r} starts or ends with white space, which HTTP drops"
             )

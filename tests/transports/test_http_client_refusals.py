@@ -242,10 +242,28 @@ def test_a_fixed_header_that_cannot_be_sent_is_refused_when_the_transport_is_mad
 
 
 def test_a_fixed_header_value_that_is_not_text_is_refused_saying_so() -> None:
-    with pytest.raises(TypeError, match=r"the value of header 'X-Retries' must be a string, not int"):
+    with pytest.raises(
+        TypeError, match=r"the value of header 'X-Retries' must be a string \(or bytes\), not int"
+    ):
         HttpTransport("http://127.0.0.1:9/mcp", headers={"X-Retries": 3})  # type: ignore[dict-item]
 
 
 def test_fixed_headers_that_can_be_sent_are_kept_as_given() -> None:
     headers = {"Authorization": "Bearer a b\tc", "X-Empty": ""}
     assert HttpTransport("http://127.0.0.1:9/mcp", headers=headers).fixed == headers
+
+
+def test_fixed_header_values_given_as_bytes_are_kept_as_httpx_takes_them() -> None:
+    # httpx sends a bytes value as it is (a Latin-1 server's, say); they were taken before
+    # fixed headers were checked, and then refused: "must be a string, not bytes"
+    headers = {"Authorization": b"Bearer s3cr3t", "X-Name": "Jos\xe9".encode("latin-1")}
+    assert HttpTransport("http://127.0.0.1:9/mcp", headers=headers).fixed == headers  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", [b"acme\r\nX-Evil: 1", b"acme\x00s3cr3t", b" s3cr3t", b"acme\x7f"])
+def test_a_fixed_header_value_in_bytes_that_cannot_be_sent_is_refused(value: bytes) -> None:
+    with pytest.raises(
+        ValueError, match=r"the value of header 'X-Tenant' (holds a control|starts or ends)"
+    ) as caught:
+        HttpTransport("http://127.0.0.1:9/mcp", headers={"X-Tenant": value})  # type: ignore[dict-item]
+    assert "s3cr3t" not in str(caught.value)
