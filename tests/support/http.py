@@ -133,13 +133,50 @@ ERROR_OBJECTS = {
 }
 
 
+#: Revisions before 2026-07-28: a client of one of them opens with ``initialize``.
+HANDSHAKE_VERSIONS = frozenset({"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"})
+#: What a client of a handshake revision sends before it has a session: ``initialize``,
+#: and ``ping``, which 2025-11-25 allows before it (2026-07-28 has no ``ping``).
+SESSIONLESS_METHODS = frozenset({"initialize", "ping"})
+
+
+def answered_revision(body: object, headers: Mapping[str, str]) -> str:
+    """The revision whose rules a dual-era server answers ``body`` (a decoded POST body)
+    by, sent with ``headers``, outside any session (2026-07-28, *Versioning: Backward
+    Compatibility*; Streamable HTTP, *Protocol Version Header*):
+
+    * a request whose ``_meta`` names a protocol version is that era's: 2026-07-28;
+    * without one, an ``MCP-Protocol-Version`` header names the revision (a version the
+      server does not know is refused with the 2026-07-28 error that lists its own);
+    * with neither, ``initialize`` and ``ping`` are a 2025-11-25 client's, and anything
+      else is a 2026-07-28 request missing its ``_meta``, refused as such.
+
+    Anything that is not a request (a notification, a response, not JSON-RPC at all) gets
+    an error that both revisions define the same way: 2026-07-28, whose schema names each
+    error."""
+    if not isinstance(body, dict) or not isinstance(body.get("method"), str) or "id" not in body:
+        return VERSION
+    params = body.get("params")
+    meta_ = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta_, dict) and META_VERSION in meta_:
+        return VERSION
+    named = [value for name, value in headers.items() if name.lower() == "mcp-protocol-version"]
+    if named:
+        version = named[0].strip(" \t")
+        return version if version in HANDSHAKE_VERSIONS else VERSION
+    return "2025-11-25" if body["method"] in SESSIONLESS_METHODS else VERSION
+
+
 def check_error(wire: WireChecker, message: Mapping[str, Any]) -> None:
-    """An error response, against the generic and the code's own definition."""
+    """An error response, against the generic and the code's own definition. The
+    definitions of the standard JSON-RPC codes are 2026-07-28's (2025-11-25 has only the
+    generic one); those of the codes 2026-07-28 added are required in any revision, so a
+    2025-11-25 answer carrying one of them fails as undefined there."""
     wire.response("", message)
     code = message["error"]["code"]
     if code in ERROR_RESPONSES:
         wire._validate(message, ERROR_RESPONSES[code])
-    elif code in ERROR_OBJECTS:
+    elif code in ERROR_OBJECTS and ERROR_OBJECTS[code] in wire.defs:
         wire._validate(message["error"], ERROR_OBJECTS[code])
 
 

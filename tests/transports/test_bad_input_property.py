@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from support.bad_input import AsgiClient
 from support.http import (
     ACCEPT_BOTH,
     VERSION,
+    answered_revision,
     check_messages,
     meta,
     mirrored_headers,
@@ -103,10 +104,21 @@ def _valid_id(value: object) -> bool:
 @settings(
     max_examples=60,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],  # wire and anyio_backend are constants
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # its fixtures are constants
 )
 @given(body=bodies, mirror=st.booleans(), content_type=st.sampled_from(["application/json", "text/plain"]))
-async def test_no_body_gets_a_500(wire: WireChecker, body: bytes, mirror: bool, content_type: str) -> None:
+# a ping with no _meta and no version header is a 2025-11-25 client's, allowed before
+# initialize, and answered at that revision: {} is all it gets (2026-07-28 has no ping)
+@example(body=b'{"jsonrpc":"2.0","method":"ping","id":0}', mirror=False, content_type="application/json")
+# the same ping sent as 2026-07-28 (its _meta, the mirrored headers): a method it lacks
+@example(
+    body=orjson.dumps({"jsonrpc": "2.0", "method": "ping", "id": 0, "params": {"_meta": meta()}}),
+    mirror=True,
+    content_type="application/json",
+)
+async def test_no_body_gets_a_500(
+    wire: WireChecker, wire_2025: WireChecker, body: bytes, mirror: bool, content_type: str
+) -> None:
     try:
         sent: object = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -131,7 +143,8 @@ async def test_no_body_gets_a_500(wire: WireChecker, body: bytes, mirror: bool, 
         assert ctype == "application/json", ctype
         received = [orjson.loads(response.content)]
     known = method if isinstance(method, str) and method in RESULTS else None
-    check_messages(wire, known, received)
+    checkers = {wire.revision: wire, wire_2025.revision: wire_2025}
+    check_messages(checkers[answered_revision(sent, headers)], known, received)
     last = received[-1]
     if (
         response.status_code not in (406, 413, 415)
@@ -148,3 +161,29 @@ async def test_the_property_harness_reaches_the_handlers(wire: WireChecker) -> N
     async with AsgiClient(wire) as mcp:
         reply = await mcp.request("server/discover")
     assert reply.result["supportedVersions"][0] == VERSION
+
+
+async def test_a_ping_is_answered_at_the_revision_it_was_sent_in(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """A ping with no ``_meta`` and no version header is a 2025-11-25 client's, which that
+    revision allows before ``initialize``: an empty result, no session needed (and not a
+    2026-07-28 result, which would need ``resultType``). Sent as 2026-07-28, it is a method
+    that revision removed: -32601."""
+    legacy = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    modern = {**legacy, "params": {"_meta": meta()}}
+    async with AsgiClient(wire) as mcp:
+        headers = {"Content-Type": "application/json", "Accept": ACCEPT_BOTH}
+        pong = await mcp.client.post(mcp.url, content=orjson.dumps(legacy), headers=headers)
+        refused = await mcp.client.post(
+            mcp.url, content=orjson.dumps(modern), headers=mirrored_headers("ping", modern["params"])
+        )
+    assert answered_revision(legacy, headers) == "2025-11-25"
+    assert (pong.status_code, pong.json()) == (200, {"jsonrpc": "2.0", "id": 0, "result": {}})
+    assert "mcp-session-id" not in pong.headers
+    wire_2025.response("ping", pong.json())
+    with pytest.raises(AssertionError, match="resultType"):
+        wire.response("ping", pong.json())
+    assert answered_revision(modern, mirrored_headers("ping", modern["params"])) == VERSION
+    assert (refused.status_code, refused.json()["error"]["code"]) == (404, -32601)
+    check_messages(wire, "ping", [refused.json()])
