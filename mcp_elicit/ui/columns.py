@@ -19,6 +19,7 @@ asked, is not (``wrapped``).
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from typing import Final
 
@@ -36,6 +37,8 @@ def cells(text: str) -> int:
     """The columns ``text`` (one line, made inert: no control characters) takes."""
     if text.isascii():
         return len(text)
+    if "rich" not in sys.modules:  # a bare ``check``: not worth loading the terminal UI for
+        return sum(map(_plain, text))
     try:
         from prompt_toolkit.utils import get_cwidth
         from rich.cells import cell_len
