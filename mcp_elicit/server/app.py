@@ -12,6 +12,7 @@ handler calls it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -292,9 +293,10 @@ class Server(StateKeys, HasLifespan, Dispatch):
         try:
             self.sessions.close_all()
             self.subscriptions.close_all()
-            await self.tasks.close()
-            await self.relay.stop()
-            await self.url_mode.close()
+            async with contextlib.AsyncExitStack() as then:  # each runs, whatever the one before did
+                then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
+                then.push_async_callback(self.relay.stop)
+                await self.tasks.close()
         finally:
             if self._starts:  # a stop with no start of its own (twice, or a start that failed) holds nothing
                 self._starts -= 1

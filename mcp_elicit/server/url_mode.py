@@ -13,7 +13,11 @@ Rules:
   flow of kind ``"oauth"`` whose page sends the person to the provider.
 * A page the handler names itself (``ctx.require_url`` with an ``elicitation_id``) is
   waited for the same way at 2026-07-28, until ``complete_elicitation`` says it is done
-  (``server/url_steps.py``; recorded in the store by ``step_completed``).
+  (``server/url_steps.py``; recorded in the store by ``step_completed``, through
+  ``server/step_records.py``).
+* ``close`` (the server stopping) closes every store URL mode opened itself (from a URL,
+  or the default file), whatever fails or is cancelled on the way; a store object the
+  server was given stays open, for its owner to close.
 * Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
   on demand for stdio); this module only knows where they are (``PageHost``). Token
   requests to providers go through the ``TokenExchange`` a transport installs.
@@ -36,8 +40,9 @@ from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.outgoing import check_url
+from mcp_elicit.server.step_records import StepRecords
 from mcp_elicit.server.url_asking import end_flow, run_flow
-from mcp_elicit.server.url_steps import StepCompletions, default_store_made
+from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -120,10 +125,9 @@ class UrlMode:
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
         self._steps: StepCompletions | None = None
-        #: Completions recorded in the default file by a process that never opened it
-        #: otherwise (a webhook's): one connection, opened at the first, kept until ``close``.
-        self._default_steps: StepCompletions | None = None
-        self._recording: set[asyncio.Task[None]] = set()  # completions being written
+        self._retired: list[Store] = []  # opened here, replaced by configure: closed by close
+        #: Completions being written (``step_completed``).
+        self._records = StepRecords(self._own_steps, ttl=ask_timeout)
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
 
@@ -176,6 +180,8 @@ class UrlMode:
                 raise ConfigError("the URL-mode store is already in use; configure it before serving")
             from mcp_elicit.stores import open_store
 
+            if self._store is not None and (self._store_spec is None or isinstance(self._store_spec, str)):
+                self._retired.append(self._store)  # opened here (it may hold a connection)
             self._store_spec = store
             self._store = open_store(store) if isinstance(store, str) else store
         if public_url is not None:
@@ -240,17 +246,25 @@ class UrlMode:
         """The server stopped: close the store if it opened it itself (from a URL, or the
         default file), releasing its connections or thread; a later start opens it again. A
         store object the server was given stays open: its owner closes it. Completions
-        being recorded (``step_completed``) are written first."""
-        if self._recording:
-            await asyncio.wait(set(self._recording))
-        if self._default_steps is not None:
-            completions, self._default_steps = self._default_steps.store, None
-            await completions.close()
-        store = self._store
-        if store is None or not (self._store_spec is None or isinstance(self._store_spec, str)):
-            return
-        self._store = self._flows = self._vault = self._oauth = self._steps = None
-        await store.close()
+        being recorded (``step_completed``) are written first. Every store opened here is
+        closed even when waiting, or closing another, fails or is cancelled; the first
+        such error is raised after."""
+        try:
+            await self._records.settle()
+        finally:
+            closing, self._retired = self._retired, []
+            store = self._store
+            if store is not None and (self._store_spec is None or isinstance(self._store_spec, str)):
+                self._store = self._flows = self._vault = self._oauth = self._steps = None
+                closing.append(store)
+            failed: BaseException | None = None
+            for opened in closing:
+                try:
+                    await opened.close()
+                except BaseException as exc:  # the rest are closed all the same
+                    failed = failed or exc
+            if failed is not None:
+                raise failed
 
     @property
     def store(self) -> Store:
@@ -357,51 +371,17 @@ class UrlMode:
     ) -> None:
         """Record, without waiting, that ``principal``'s step ``elicitation_id`` is done, for
         the 2026-07-28 requests held on it on any instance sharing the store
-        (``complete_elicitation``). Only in a configured store, or the default one once it
-        exists (a step asked by this process or another one here made it): a server that
-        never asked one creates no file. ``told``: a channel and message published once it is
-        recorded (the relay's, for the sessions of other instances). A failure is logged;
-        ``close`` writes what is under way first."""
-        in_default = self._store_spec is None and self._store is None
-        if in_default and not default_store_made():
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            log.warning(
-                "complete_elicitation(%r) was called with no event loop running: 2026-07-28 requests "
-                "waiting on that step are not told; call it from the server's event loop",
-                elicitation_id[:64],
-            )
-            return
-        task = loop.create_task(self._record(elicitation_id, principal, in_default, told))
-        self._recording.add(task)
-        task.add_done_callback(self._recording.discard)
+        (``complete_elicitation``; ``server/step_records.py``). ``told``: a channel and
+        message published once it is recorded (the relay's, for the sessions of other
+        instances). A failure is logged; ``close`` writes what is under way first."""
+        self._records.record(elicitation_id, principal, told)
 
-    async def _record(
-        self, elicitation_id: str, principal: str | None, in_default: bool, told: tuple[str, bytes] | None
-    ) -> None:
-        try:
-            steps = self._steps_in_default() if in_default else self.steps
-            await steps.complete(elicitation_id, principal, told)
-        except Exception as exc:  # any backend's failure, StoreUnavailable included
-            log.warning(
-                "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
-                "requests waiting on it go on waiting until their bound",
-                elicitation_id[:64],
-                exc,
-            )
-
-    def _steps_in_default(self) -> StepCompletions:
-        """Completions in the default file without opening it as this server's store (this
-        process, a webhook's, seals nothing there, so no key file is made for it): one
-        store opened at the first completion and kept until ``close``, so that a burst of
-        webhook calls shares one connection rather than a thread and file handles each."""
-        if self._default_steps is None:
-            from mcp_elicit.stores import default_store_url, open_store
-
-            self._default_steps = StepCompletions(open_store(default_store_url()), ttl=self.ask_timeout)
-        return self._default_steps
+    def _own_steps(self) -> StepCompletions | None:
+        """The server's completions when it has a store for them (configured, or the
+        default file it opened); None when a completion would be its only use of the file."""
+        if self._store_spec is None and self._store is None:
+            return None
+        return self.steps
 
     def add_provider(self, provider: OAuthProvider) -> None:
         if provider.name in self.providers:
