@@ -103,7 +103,10 @@ async def test_a_handlers_own_url_elicitation_required_in_cleartext_is_warned_ab
 
     caplog.set_level(logging.WARNING, "mcp_elicit")
     client = MemoryClient(app, capabilities=URL_CAPS, checker=wire)
-    first = await client.result("tools/call", {"name": "raise_step", "arguments": {}})
+    try:
+        first = await client.result("tools/call", {"name": "raise_step", "arguments": {}})
+    finally:
+        await app.stop()  # the step's marker opened the default store, which a stop closes
     (request,) = first["inputRequests"].values()
     assert request["params"]["url"] == f"{SITE}/own", "sent as given"
     assert any(SITE in said and "https" in said for said in warnings(caplog)), warnings(caplog)

@@ -7,7 +7,10 @@
 * ``stdio_process(target, log_dir)``: ``mcp-elicit serve TARGET`` over stdio, driven with
   asyncio pipes, one JSON-RPC message per line.
 * ``uvicorn_server(app)``: an ASGI app served by uvicorn inside the test's event loop, on a
-  socket this module binds (so there is no port race).
+  socket this module binds (so there is no port race). Without uvicorn's lifespan (the
+  default here) nothing stops a ``StreamableHTTP`` app's server, so the stores its URL mode
+  opened itself (the default SQLite file) are closed when the block ends, as its shutdown
+  would close them.
 
 stderr always goes to a file (a pipe nobody reads can fill up and stall the server), so a
 test can read it afterwards. Stopping is terminate, then kill after a timeout.
@@ -30,6 +33,8 @@ from typing import Any
 
 import orjson
 import uvicorn
+
+from mcp_elicit.transports.http_server import StreamableHTTP
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_SERVER = ROOT / "examples" / "conformance_server.py"
@@ -363,3 +368,5 @@ async def uvicorn_server(
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         sock.close()
+        if lifespan == "off" and isinstance(app, StreamableHTTP):
+            await app.server.url_mode.close()
