@@ -35,17 +35,24 @@ Rules:
 * SQLite's ``:memory:`` name is refused (``ConfigError``): it would be a file of that name
   in the working directory here, and a store for this process only is ``MemoryStore``.
 * After ``close`` (idempotent: closes the subscriptions, the connection, the thread)
-  every operation raises ``RuntimeError``.
+  every operation raises ``RuntimeError``. The connection is closed on the thread that
+  opened it, after the calls already under way, even when ``close`` itself is cancelled;
+  a failed open closes what it opened before it raises.
+* A store dropped without ``close`` while it holds a connection is a leak (the file's
+  handles and its lock held until the garbage collector comes): when collected it warns
+  (``ResourceWarning``, as an unclosed file does) and closes the connection on its thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sqlite3
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -117,8 +124,7 @@ class SqliteStore:
         self._busy_timeout = busy_timeout
         self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")
-        self._conn: sqlite3.Connection | None = None  # used on the worker thread only
-        self._opened: tuple[int, int] | None = None  # (device, inode) of the file opened; worker only
+        self._held = _Held()  # the connection: used on the worker thread only
         self._writes = 0  # worker thread only
         same_file = os.path.realpath(self.path)  # one hub per file, however it is spelled
         with _HUBS_LOCK:  # stores may be made on several threads, each with its own loop
@@ -128,6 +134,8 @@ class SqliteStore:
         self._hub = hub
         self._subs = SubscriptionSet(hub)
         self._closed = False
+        self._finalizer = weakref.finalize(self, _release, self._executor, self._held, str(self.path))
+        self._finalizer.atexit = False  # a store still referenced at exit is not a leak
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r}{', closed' if self._closed else ''})"
@@ -201,9 +209,14 @@ class SqliteStore:
         if self._closed:
             return
         self._closed = True
+        self._finalizer.detach()
         self._subs.close()
+        # Queued after the calls under way; shielded, so that a cancelled close (a task
+        # cancelled, a server stopping under a deadline) still closes the connection: an
+        # executor's job cancelled before it starts never runs.
+        closing = self._executor.submit(self._held.close, final=True)
         try:
-            await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
+            await asyncio.shield(asyncio.wrap_future(closing))
         finally:
             self._executor.shutdown(wait=True)
 
@@ -214,13 +227,16 @@ class SqliteStore:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, job)
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        if self._conn is not None and not self._still_the_file():
+        held = self._held
+        if held.db is not None and not self._still_the_file():
             log.warning(
                 "the SQLite store %r was deleted or replaced while open: opening the file now at that path",
                 str(self.path),
             )
-            self._disconnect()
-        db = self._conn if self._conn is not None else self._connect()
+            held.close()
+        if held.released:  # after close's own job: never open the file again
+            raise RuntimeError("the store is closed")
+        db = held.db if held.db is not None else self._connect()
         try:
             return job(db)
         except sqlite3.Error as exc:
@@ -232,7 +248,11 @@ class SqliteStore:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             db = sqlite3.connect(path, timeout=self._busy_timeout, isolation_level=None)
-            opened = path.stat()
+            try:
+                opened = path.stat()
+            except BaseException:
+                db.close()
+                raise
         except (FileExistsError, NotADirectoryError) as exc:  # mkdir's words for a file on the way
             raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {_blocking(path, exc)}") from exc
         except (OSError, sqlite3.Error) as exc:
@@ -264,8 +284,8 @@ class SqliteStore:
         except BaseException:
             db.close()
             raise
-        self._conn = db
-        self._opened = (opened.st_dev, opened.st_ino)
+        self._held.db = db
+        self._held.opened = (opened.st_dev, opened.st_ino)
         return db
 
     def _still_the_file(self) -> bool:
@@ -275,7 +295,7 @@ class SqliteStore:
             return False
         except OSError:
             return True  # not checkable (a permission changed): the next statement says what is wrong
-        return (now.st_dev, now.st_ino) == self._opened
+        return (now.st_dev, now.st_ino) == self._held.opened
 
     def _schema_version(self, db: sqlite3.Connection) -> int:
         version = int(db.execute("PRAGMA user_version").fetchone()[0])
@@ -338,14 +358,43 @@ class SqliteStore:
         if self._writes % PURGE_EVERY == 0:
             _purge(db, self._clock())
 
-    def _disconnect(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
+
+
+class _Held:
+    """A store's connection, apart from the store so that a store collected unclosed can
+    still close it (``_release``); touched on the store's worker thread only."""
+
+    __slots__ = ("db", "opened", "released")
+
+    def __init__(self) -> None:
+        self.db: sqlite3.Connection | None = None
+        self.opened: tuple[int, int] | None = None  # (device, inode) of the file opened
+        self.released = False  # closed for good: nothing opens it again
+
+    def close(self, *, final: bool = False) -> None:
+        self.released = self.released or final
+        db, self.db = self.db, None
+        if db is not None:
+            db.close()
+
+
+def _release(executor: ThreadPoolExecutor, held: _Held, path: str) -> None:
+    """A store collected without ``close``: its connection closed on its own thread, then
+    the leak said, as Python says an unclosed file (``ResourceWarning``)."""
+    leaked = held.db is not None
+    with contextlib.suppress(RuntimeError):  # the interpreter is shutting down: the process ends it
+        executor.submit(held.close, final=True)
+    executor.shutdown(wait=False)
+    if leaked:
+        warnings.warn(
+            f"unclosed SqliteStore({path!r}): its connection held the file until the garbage "
+            "collector came; close the store (await store.close()) when done with it",
+            ResourceWarning,
+            stacklevel=2,
+        )
 
 
 def _named(exc: sqlite3.Error, path: Path, busy_timeout: float) -> sqlite3.Error:

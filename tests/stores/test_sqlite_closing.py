@@ -1,0 +1,162 @@
+"""The SQLite store lets go of its file: after ``close`` (cancelled or not), after an open
+that fails, after the file is replaced under it, and when it is dropped unclosed (then
+with a ``ResourceWarning``). Counted as the descriptors this process holds on the file
+(``support.handles``), which every Python shows, where only 3.13 and later warn about a
+connection the garbage collector finds open."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sqlite3
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores import SqliteStore
+from mcp_elicit.stores import sqlite as sqlite_module
+
+from support.handles import database_handles
+from support.waiting import HANG_GUARD
+
+pytestmark = pytest.mark.anyio
+
+
+class GatedClock:
+    """``time.time``, except that once ``hold()`` was called the next reading waits (on
+    the store's worker thread, inside the call that asked) until ``gate`` is set."""
+
+    def __init__(self, gate: threading.Event) -> None:
+        self.held = False
+        self.entered = threading.Event()
+        self.gate = gate
+
+    def hold(self) -> None:
+        self.held = True
+
+    def __call__(self) -> float:
+        if self.held:
+            self.held = False
+            self.entered.set()
+            assert self.gate.wait(HANG_GUARD), "the call was never let go on"
+        return time.time()
+
+
+def _drop(stores: list[SqliteStore]) -> None:
+    """Let go of the only references to ``stores``, and collect."""
+    stores.clear()
+    gc.collect()
+
+
+def _workers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("mcp-elicit-sqlite")}
+
+
+async def test_close_lets_go_of_every_handle_on_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SqliteStore(path)
+    await store.put("flow", "k", b"v")
+    assert database_handles(path), "an open store holds the file (what the count sees)"
+    await store.close()
+    assert database_handles(path) == []
+
+
+async def test_a_close_cancelled_behind_a_call_under_way_still_closes_the_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``close`` waits behind a call on the worker thread and is cancelled there (a
+    server stopping under a deadline): the call ends, and the connection is closed all
+    the same. An executor's job cancelled before it starts never runs, so a close that
+    let its own job be cancelled left the file open."""
+    shutting_down = threading.Event()
+
+    class SaysShutdown(ThreadPoolExecutor):
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            shutting_down.set()  # the close's last step, which waits for the worker
+            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    monkeypatch.setattr(sqlite_module, "ThreadPoolExecutor", SaysShutdown)
+    path = tmp_path / "state.db"
+    clock = GatedClock(gate=shutting_down)  # the put goes on once the close was cancelled
+    store = SqliteStore(path, clock=clock)
+    await store.put("flow", "first", b"1")
+    clock.hold()
+    putting = asyncio.create_task(store.put("flow", "second", b"2"))
+    assert await asyncio.to_thread(clock.entered.wait, HANG_GUARD), "the put never reached the worker"
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0):  # cancels the close once it waits behind the put
+            await store.close()
+    await putting
+    assert database_handles(path) == [], "the cancelled close left the connection open"
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.get("flow", "first")
+    reopened = SqliteStore(path)
+    try:
+        assert await reopened.get("flow", "second") == b"2", "the call under way was written"
+    finally:
+        await reopened.close()
+
+
+@pytest.mark.parametrize("kind", ["another program's", "a newer schema"])
+async def test_an_open_that_fails_closes_what_it_opened(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "state.db"
+    db = sqlite3.connect(path)
+    try:
+        if kind == "another program's":
+            db.execute("CREATE TABLE invoices (id INTEGER)")
+        else:
+            db.execute("PRAGMA user_version = 99")
+        db.commit()
+    finally:
+        db.close()
+    store = SqliteStore(path)
+    try:
+        with pytest.raises(ConfigError):
+            await store.get("flow", "k")
+        assert database_handles(path) == [], f"refusing {kind} database left it open"
+    finally:
+        await store.close()
+
+
+async def test_a_file_replaced_while_open_is_let_go(tmp_path: Path) -> None:
+    """The file is deleted under the store (``rm state.db*``): the next call opens the file
+    now at the path and closes the old one, rather than holding a deleted file open."""
+    path = tmp_path / "state.db"
+    store = SqliteStore(path)
+    try:
+        await store.put("flow", "k", b"v")
+        for name in ("state.db", "state.db-wal", "state.db-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        assert all(h.endswith(" (deleted)") for h in database_handles(path))
+        assert await store.get("flow", "k") is None
+        assert not [h for h in database_handles(path) if h.endswith(" (deleted)")]
+    finally:
+        await store.close()
+    assert database_handles(path) == []
+
+
+async def test_a_store_dropped_unclosed_warns_and_closes_its_connection(tmp_path: Path) -> None:
+    """A store collected while it holds a connection says so, as an unclosed file does,
+    and closes the connection on its own thread; one that never opened the file holds
+    nothing, and says nothing."""
+    path = tmp_path / "state.db"
+    before = _workers()
+    stores = [SqliteStore(path)]
+    await stores[0].put("flow", "k", b"v")
+    assert database_handles(path)
+    with pytest.warns(ResourceWarning, match=r"unclosed SqliteStore\(.*state\.db'\).*await store\.close\(\)"):
+        _drop(stores)
+    for worker in _workers() - before:  # its close runs on its thread, which then ends
+        worker.join(HANG_GUARD)
+    assert database_handles(path) == []
+
+    unused = [SqliteStore(tmp_path / "unused.db")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        _drop(unused)
+    assert not (tmp_path / "unused.db").exists()
