@@ -118,6 +118,36 @@ async def test_the_review_can_go_back_and_change_an_answer(new_page: NewPage) ->
         assert await opened.answers() == [ElicitAnswer.accept(guests=5, note="by the window")]
 
 
+async def test_back_on_the_review_goes_back_to_the_form(new_page: NewPage) -> None:
+    """The review is a step of its own: the browser's Back there left the page (a "Leave
+    site?" prompt, and the question cancelled once the page was gone) where a person means
+    the form. Back now shows the form with its answers, Forward does not bring back a review
+    of answers since changed, and Back after "Change answers" leaves the form as before."""
+    dialogs: list[str] = []
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        page.on(
+            "dialog", lambda dialog: (dialogs.append(dialog.type), asyncio.ensure_future(dialog.dismiss()))
+        )
+        await page.fill("#q0-f0-input", "3")
+        await page.click("#review")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await page.evaluate("history.back()")
+        await expect(page.locator("#review-step")).to_be_hidden()
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        await page.fill("#q0-f0-input", "4")
+        await page.evaluate("history.forward()")
+        await page.click("#review")
+        await expect(page.locator("#review-list")).to_contain_text("Guests4")
+        await page.click("#change")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        assert await page.evaluate("history.state") is None  # the review's entry stepped back over
+        await review_and_send(page)
+        assert dialogs == []
+        assert await opened.answers() == [ElicitAnswer.accept(guests=4)]
+
+
 @pytest.mark.parametrize(
     ("button", "action", "title"),
     [("#decline", "decline", "Declined"), ("#cancel-review", "cancel", "Cancelled")],

@@ -245,11 +245,35 @@
 
   // ---- review, send, decline, cancel ---------------------------------------------------
 
+  // The review is a step of its own in the tab's history, as it would be on a page of its
+  // own: Back there goes back to the form, not away from the question and its answers (a
+  // "Leave site?" prompt, and the round cancelled once the page is gone). Leaving the review
+  // any other way (Change answers, answers refused) steps back over its entry, so Back then
+  // leaves the form as it would before; Forward to it shows the form (its answers may have
+  // changed since).
+  const REVIEW = "mcp-elicit-review";
+  const onReviewEntry = () => Boolean(history.state && history.state[REVIEW]);
+  // Reloaded on the review, the page shows the form: its entry is the form's again, and the
+  // next review gets an entry of this load's own, which Back leaves without loading anything.
+  if (onReviewEntry()) history.replaceState(null, "");
+
   function backToForm() {
     reviewStep.hidden = true;
     form.hidden = false;
     retitle("");
+    if (onReviewEntry()) history.back();
   }
+
+  function focusFirst() {
+    const first = form.querySelector(".field input, .field select, .field textarea, a.open");
+    if (first) first.focus();
+  }
+
+  window.addEventListener("popstate", () => {
+    if (over || reviewStep.hidden) return; // an ended page, or the form already shown
+    backToForm();
+    focusFirst();
+  });
 
   function refuseWith(data) {
     backToForm();
@@ -274,6 +298,7 @@
       window.mcpElicitReview.fill(reviewList, questions, data);
       form.hidden = true;
       reviewStep.hidden = false;
+      if (!onReviewEntry()) history.pushState({ [REVIEW]: true }, "");
       retitle("Check your answers");
       $("review-title").focus();
     } finally {
@@ -341,8 +366,7 @@
   $("send").addEventListener("click", send);
   $("change").addEventListener("click", () => {
     backToForm();
-    const first = form.querySelector(".field input, .field select, .field textarea, a.open");
-    if (first) first.focus();
+    focusFirst();
   });
   for (const id of ["decline", "decline-review"]) $(id).addEventListener("click", () => end("decline"));
   for (const id of ["cancel", "cancel-review"]) $(id).addEventListener("click", () => end("cancel"));
