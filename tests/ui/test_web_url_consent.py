@@ -163,6 +163,23 @@ async def test_the_server_saying_the_step_is_finished_answers_once_the_page_was_
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 
+async def test_a_middle_click_on_open_counts_as_opening_the_page(new_page: NewPage) -> None:
+    """A middle click opens the link in a new tab, but is no "click": the page went on as if
+    nothing were opened (no "I'm done", and a 2025-11-25 server saying the step is finished
+    was never taken, the answer server not having heard of the opening)."""
+    said_done = asyncio.Event()
+    request = dataclasses.replace(url_request("https://example.com/connect"), finished=said_done.wait)
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened)
+        async with page.context.expect_page():
+            await page.click("#q0-open", button="middle")
+        await expect(page.locator("#q0-done")).to_be_visible()
+        await expect(page.locator("#q0-state")).to_contain_text("Opened in a new tab")
+        said_done.set()
+        await expect(page.locator("#finished-title")).to_have_text("Done")
+        assert await opened.answers() == [ElicitAnswer.accept()]
+
+
 async def test_opened_then_cancelled(new_page: NewPage) -> None:
     async with open_round([url_request("https://example.com/pay")]) as opened:
         page = await show(new_page, opened)

@@ -426,7 +426,7 @@
     const open = q.querySelector("a.open");
     const done = q.querySelector("button.done");
     if (!open || !done) return;
-    open.addEventListener("click", () => {
+    const opening = () => {
       if (state[i].url === "pending") state[i].url = "opened";
       post("/api/opened", { question: i }).then(({ status: code, data }) => {
         if (code === 409 && data.ended) finish(data.ended); // the round ended meanwhile
@@ -438,6 +438,12 @@
       const note = "Opened in a new tab. Come back here and press “I'm done” when you have finished there.";
       $(`${q.id}-state`).textContent = note;
       say(note);
+    };
+    open.addEventListener("click", opening); // Enter, a click, a click with Ctrl or Shift
+    // A middle click opens the link in a new tab too, and is no "click": without this the
+    // page went on as if nothing were opened (no "I'm done", the server's word ignored).
+    open.addEventListener("auxclick", (event) => {
+      if (event.button === 1) opening();
     });
     done.addEventListener("click", () => {
       state[i].url = "done";
