@@ -327,6 +327,27 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
             "has characters an address cannot hold as they are (U+0020); "
             "it must be a full address, like https://example.com/page or mailto:ada@example.com",
         ),
+        # An address a browser takes as typed (a host name in another script, an accented
+        # path): how to write it, as browsers send it. Not for a space, a control or an
+        # invisible character, which must be seen, not escaped away.
+        (
+            "uri",
+            "https://例え.jp/café?q=ü#ß",
+            "has characters an address cannot hold as they are (U+00DF, U+00E9, U+00FC, U+3048, U+4F8B); "
+            "write it as https://xn--r8jz45g.jp/caf%C3%A9?q=%C3%BC#%C3%9F, as browsers send it",
+        ),
+        (
+            "uri",
+            "https://exa\u200bmple.com/é",
+            "has characters an address cannot hold as they are (U+00E9, U+200B); "
+            "it must be a full address, like https://example.com/page or mailto:ada@example.com",
+        ),
+        (
+            "uri",
+            "https://例え..jp/",  # no host name IDNA takes
+            "has characters an address cannot hold as they are (U+3048, U+4F8B); "
+            "it must be a full address, like https://example.com/page or mailto:ada@example.com",
+        ),
         ("email", "ada", "must be an email address like name@example.com"),
         (
             "email",
