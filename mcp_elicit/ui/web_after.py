@@ -42,7 +42,7 @@ _HOW: Final = {
     "answered": "the answers were sent",
     "decline": "it was declined",
     "cancel": "it was cancelled; nothing was sent",
-    "cancelled": "it was cancelled; nothing was sent",
+    "cancelled": "it was withdrawn before it was answered, so nothing was sent",
     "closed": "the page was closed, so nothing was sent",
     "stopped": "the server stopped, so nothing was sent",
     "timeout": "nobody answered in time, so it was cancelled",

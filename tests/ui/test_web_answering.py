@@ -322,11 +322,16 @@ async def test_before_the_time_runs_out_the_page_warns_and_more_time_can_be_had(
 
 
 async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage) -> None:
+    """The question taken back (the server's cancellation, the client's call ending) said
+    "Cancelled", the words of the person's own Cancel button, as if they had pressed it; the
+    terminal says the question was withdrawn."""
     async with open_round([form_request(SMALL)]) as opened:
         page = await show(new_page, opened)
         opened.task.cancel()
-        await expect(page.locator("#finished-title")).to_have_text("Cancelled")
-        await expect(page.locator("#finished-text")).to_have_text("Nothing was sent. You can close this tab.")
+        await expect(page.locator("#finished-title")).to_have_text("Withdrawn")
+        await expect(page.locator("#finished-text")).to_have_text(
+            "The question was withdrawn before you answered, so nothing was sent. You can close this tab."
+        )
 
 
 async def test_a_page_whose_server_stopped_says_so(new_page: NewPage) -> None:

@@ -81,7 +81,7 @@ async def test_a_round_that_ends_while_the_stream_is_down_is_said_as_it_ended(
             title, text = "Timed out", "Nobody answered in time"
         elif how == "withdrawn by the client":
             opened.task.cancel()
-            title, text = "Cancelled", "Nothing was sent"
+            title, text = "Withdrawn", "withdrawn before you answered, so nothing was sent"
         else:
             assert other is not None
             await other.fill("#q0-f0-input", "4")

@@ -48,7 +48,10 @@
       : ["Sent", `Your answers went to ${server}. You can close this tab.`],
     decline: ["Declined", `${server} was told that you declined. You can close this tab.`],
     cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
-    cancelled: ["Cancelled", "Nothing was sent. You can close this tab."],
+    // taken back by the server or by mcp-elicit (its call ended, Ctrl-C): not the person's
+    // own Cancel, which the same words would claim ("the question was withdrawn", as the
+    // terminal says)
+    cancelled: ["Withdrawn", "The question was withdrawn before you answered, so nothing was sent. You can close this tab."],
     closed: ["Cancelled", "The page was closed, so nothing was sent."],
     stopped: ["Server stopped", `${server} stopped, so nothing was sent. You can close this tab.`],
     timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
@@ -347,7 +350,7 @@
     stopListening();
     app.dataset.live = "0"; // an ended page listens no more: its stream is closed
     if (reason === "answered" && state.every((s) => s.declined)) reason = "decline"; // each declined, then sent
-    const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
+    const [title, text] = ENDINGS[reason] || ENDINGS.cancel;
     form.hidden = true;
     reviewStep.hidden = true;
     alarm("");
