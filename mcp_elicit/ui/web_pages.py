@@ -45,7 +45,7 @@ from typing import Any, Final
 
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import FormValidationError
-from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice
+from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice, String
 from mcp_elicit.ui import form_text
 from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
@@ -120,8 +120,15 @@ def check_form(schema: FormSchema, raw: object) -> Checked:
     return out
 
 
+#: The most of a text answer the review shows: the person checks what they send, so it is
+#: not cut as a server's text is (``TITLE_MAX``), only made inert, up to this many characters.
+REVIEW_TEXT_MAX: Final = 10_000
+
+
 def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(label, answer as a person reads it) for every field, defaults marked."""
+    """(label, answer as a person reads it) for every field, defaults marked. A text answer
+    is shown whole (up to ``REVIEW_TEXT_MAX``), a default left in its box too: it is sent
+    as it is shown. A default given for a field with no answer is shown as the server's text."""
     rows: list[tuple[str, str]] = []
     for spec in schema.fields:
         value = content.get(spec.name)
@@ -129,7 +136,10 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
             default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
             rows.append((label(spec), f"{show_value(spec, default)} (default)"))
         else:
-            shown = show_value(spec, value)
+            if isinstance(spec, String) and isinstance(value, str):
+                shown = fit(value, REVIEW_TEXT_MAX, length=True)
+            else:
+                shown = show_value(spec, value)
             rows.append((label(spec), EMPTY if shown == "" and value is not None else shown))
     return rows
 

@@ -118,6 +118,20 @@ async def test_the_review_can_go_back_and_change_an_answer(new_page: NewPage) ->
         assert await opened.answers() == [ElicitAnswer.accept(guests=5, note="by the window")]
 
 
+async def test_the_review_shows_a_long_typed_answer_whole(new_page: NewPage) -> None:
+    """The review cut a typed text at 200 characters ("… (286 characters)"), as it cuts a
+    server's text: the person could not check the end of what they were about to send."""
+    note = "Please " + "x" * 270 + " the end."
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "2")
+        await page.fill("#q0-f1-input", note)
+        await page.click("#review")
+        await expect(page.locator("#review-list dd").nth(1)).to_have_text(note)
+        await page.click("#send")
+        assert await opened.answers() == [ElicitAnswer.accept(guests=2, note=note)]
+
+
 async def test_back_on_the_review_goes_back_to_the_form(new_page: NewPage) -> None:
     """The review is a step of its own: the browser's Back there left the page (a "Leave
     site?" prompt, and the question cancelled once the page was gone) where a person means
