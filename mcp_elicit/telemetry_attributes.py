@@ -14,7 +14,9 @@ Rules:
 * A span's status message never carries a URL's user name and password, query or
   fragment (:func:`redact_urls`), nor does ``mcp.resource.uri`` (:func:`redact_uri`,
   whatever the URI's scheme, and the same URI in the status message alike); an ``mcp_elicit.input_response`` event carries an
-  answer's key and action, never its content. The HTTP client names its server's URL
+  answer's key and action, never its content. An action is recorded only as one of the
+  three MCP defines (:func:`action_shown`), anything else as ``_OTHER``: the client
+  writes it, and one may put there what the person typed. The HTTP client names its server's URL
   through :func:`redact_urls` too (re-exported by :mod:`mcp_elicit.telemetry`).
 * Which rounds a client's request belongs to (:data:`ROUNDS`) is held here, as span
   contexts only, for :mod:`mcp_elicit.telemetry` to link and parent its spans by.
@@ -39,6 +41,7 @@ __all__ = [
     "NAME_SHOWN",
     "ROUNDS",
     "Traced",
+    "action_shown",
     "add_response_events",
     "chained",
     "metric_attributes",
@@ -59,6 +62,8 @@ _QUERY = re.compile(r"[?#]")
 NAME_SHOWN = 128
 #: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
 _VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
+#: The actions an elicitation's answer may take: any other is ``_OTHER`` on a span.
+_ACTIONS = frozenset({"accept", "decline", "cancel"})
 #: The transport's attributes a metric takes (never the peer's address or port).
 METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
@@ -123,8 +128,8 @@ class Traced:
         if result.get("isError") is True:
             self.failed("tool_error", "")
         action = result.get("action")  # the answer to an elicitation/create
-        if isinstance(action, str) and self.span is not None:
-            self.span.set_attribute("mcp_elicit.action", action[:32])
+        if action is not None and self.span is not None:
+            self.span.set_attribute("mcp_elicit.action", action_shown(action))
         if result.get("resultType") == "input_required" and self.span is not None:
             self.span.set_attribute("mcp_elicit.result_type", "input_required")
             requests = result.get("inputRequests")
@@ -219,6 +224,12 @@ def _kept(rest: str, *, authority: bool = True) -> str:
     return rest
 
 
+def action_shown(action: object) -> str:
+    """An answer's ``action`` as a span records it: ``accept``, ``decline``, ``cancel``, or
+    ``_OTHER`` for anything else the client sent there (never its text)."""
+    return action if isinstance(action, str) and action in _ACTIONS else "_OTHER"
+
+
 def add_response_events(span: Any, responses: object) -> None:
     """One event per answer a retry carries: its key, and an elicitation's action."""
     if not isinstance(responses, Mapping):
@@ -226,6 +237,6 @@ def add_response_events(span: Any, responses: object) -> None:
     for key, answer in list(responses.items())[:64]:
         event: dict[str, str] = {"mcp_elicit.input_key": str(key)[:200]}
         action = answer.get("action") if isinstance(answer, Mapping) else None
-        if isinstance(action, str):
-            event["mcp_elicit.action"] = action[:32]
+        if action is not None:
+            event["mcp_elicit.action"] = action_shown(action)
         span.add_event("mcp_elicit.input_response", event)
