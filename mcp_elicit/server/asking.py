@@ -117,20 +117,26 @@ class InPlaceAsker:
             self._ended(ask, prepared, answer)
         return answer
 
+    def where(self) -> str:
+        """The request asking, as a log line names it (``log_labels``); "" unknown."""
+        return ""
+
     async def _answer(self, ask: Ask, prepared: Any) -> Any:
         note = None
         for attempt in range(2):
             try:
                 raw = await self._exchange(ask, prepared, note)
             except TimeoutError as exc:  # its own reason when it has one (it was never sent)
-                return give_up(ask, str(exc) or f"no answer to {ask.method} within {self.timeout:g} s")
+                reason = str(exc) or f"no answer to {ask.method} within {self.timeout:g} s"
+                return give_up(ask, reason, where=self.where())
             except Refused as exc:
-                return give_up(ask, str(exc))
+                return give_up(ask, str(exc), where=self.where())
             try:
                 return check_answer(ask, raw)
             except InvalidAnswer as exc:
                 if attempt == 1:
-                    return give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}", exc)
+                    reason = f"the client's answer to {ask.method} was invalid: {exc}"
+                    return give_up(ask, reason, exc, where=self.where())
                 note = f"Your previous answer was not accepted: {exc}."
         raise AssertionError("unreachable")
 
@@ -206,15 +212,13 @@ def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None) -> Any:
-    """The end of asking ``ask`` for ``reason``: ``cancel`` for an elicitation (logged;
-    ``invalid``, what did not fit, at debug only), a ``ToolError`` for the rest."""
+def give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None, *, where: str = "") -> Any:
+    """The end of asking ``ask`` for ``reason``: ``cancel`` for an elicitation (logged, after
+    ``where``, the request's ``log_labels.request_label``; of ``invalid``, what did not
+    fit, only the fields: its message quotes what was typed), a ``ToolError`` for the rest."""
     if ask.method == ELICIT:
-        if invalid is None or not invalid.fields:  # no form field's value in it
-            log.info("%s; treating it as cancel", reason)
-        else:  # what was typed is personal data: quoted at debug only
-            log.info("%s; treating it as cancel", _unfit(ask, invalid))
-            log.debug("%s", reason)
+        said = reason if invalid is None or not invalid.fields else _unfit(ask, invalid)
+        log.info("%s%s; treating it as cancel", f"{where}: " if where else "", said)
         return {"action": "cancel"}
     raise ToolError(reason[0].upper() + reason[1:])
 

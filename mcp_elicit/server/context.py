@@ -55,6 +55,7 @@ from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.context_memory import ContextMemory
 from mcp_elicit.server.context_notices import ContextNotices
 from mcp_elicit.server.gathering import gathered, unaskable
+from mcp_elicit.server.log_labels import request_where
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params
@@ -157,6 +158,12 @@ class Context(ContextNotices, ContextMemory):
     @property
     def client_info(self) -> Mapping[str, Any] | None:
         return self.call.client_info
+
+    def _where(self) -> str:
+        """This request as a log line names it (``log_labels.request_where``): ``request 7``,
+        and ``, session 3f9c0a1e`` in a 2025-11-25 session."""
+        session = getattr(self._asker, "session", None)  # a SessionAsker's
+        return request_where(self.call.id, getattr(session, "id", None))
 
     @property
     def waits_in_place(self) -> bool:

@@ -261,6 +261,7 @@ class Dispatch(Catalog):
             issue=self.url_mode.issue_state if single_use else None,
             outcome=tool,
             raised=ctx._settle_raised,
+            request_id=call.id,
         )
         if tool is None:  # a prompt's or a resource's (never a task)
             return _refusals(ctx, rounds)

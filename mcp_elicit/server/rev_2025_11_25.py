@@ -82,6 +82,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel, Context
+from mcp_elicit.server.log_labels import request_label, request_where
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import shown
@@ -155,6 +156,12 @@ class SessionAsker(InPlaceAsker):
         self.ended = True
         if self._telling:
             await asyncio.wait(set(self._telling))
+
+    def where(self) -> str:
+        ctx = self.context
+        if ctx is None:
+            return request_where(self.request_id, self.session.id)
+        return request_label(ctx.call.method, ctx.call.params, self.request_id, self.session.id)
 
     async def require_url(self, ask: Ask) -> Any:
         raise self.url_required("This request needs you to complete a step in your browser first", [ask])
@@ -342,10 +349,10 @@ async def respond_in_session(
             log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
             failed = jsonrpc.encode_error(message.id, InternalError("Internal error"))
     except (ReplayMismatchError, FormSchemaError, ToolError, TransportError) as exc:  # said on purpose
-        log.error("request %r (%s): %s", message.id, message.method, exc)
+        log.error("%s: %s", _label(message, session), exc)
         failed = jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))
     except Exception:
-        log.exception("request %r (%s) failed", message.id, message.method)
+        log.exception("%s failed", _label(message, session))
         failed = jsonrpc.encode_error(message.id, InternalError("Internal error"))
     finally:
         session.inflight.pop(message.id, None)
@@ -365,6 +372,12 @@ async def respond_in_session(
     except TypeError:  # a value JSON cannot carry got into the result
         log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
         return jsonrpc.encode_error(message.id, InternalError("Internal error"))
+
+
+def _label(message: jsonrpc.Request, session: Session) -> str:
+    """The request, in its session, as a log line names it (``log_labels``)."""
+    params = message.params if isinstance(message.params, dict) else {}
+    return request_label(message.method, params, message.id, session.id)
 
 
 def _ended_with(message: jsonrpc.Request, session: Session) -> ProtocolError:

@@ -51,6 +51,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.sealing import Binding, StateSealer, key_id
 from mcp_elicit.server.asking import as_own, exchange_error, give_up, raise_as_own, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
+from mcp_elicit.server.log_labels import request_label, request_where
 
 __all__ = ["Outcome", "RaisedSteps", "ReplayAsker", "run_replayed"]
 
@@ -63,8 +64,9 @@ class Outcome(Protocol):
 
     def done(self, value: Any) -> dict[str, Any]: ...
 
-    def failed(self, exc: Exception) -> dict[str, Any]:
-        """The result for ``exc``, or raise it again (called while handling it)."""
+    def failed(self, exc: Exception, where: str = "") -> dict[str, Any]:
+        """The result for ``exc``, or raise it again (called while handling it); ``where``
+        names the request in the log (``log_labels.request_where``)."""
         ...
 
 
@@ -150,18 +152,20 @@ def _raised_in(
     return error if isinstance(error, URLElicitationRequired) else None
 
 
-def _failed(exc: Exception, outcome: Outcome | None, refusal: InvalidParams | None) -> dict[str, Any]:
+def _failed(
+    exc: Exception, outcome: Outcome | None, refusal: InvalidParams | None, request_id: object
+) -> dict[str, Any]:
     """What the handler's failure ``exc`` makes of the round (called while handling it): a
     sibling task's question that failed the request, or the ToolError a sibling raised,
     raised as from the handler's own task (``refusal`` first); else ``outcome.failed``
-    (a tool's result), or ``exc`` raised again."""
+    (a tool's result), or ``exc`` raised again. ``request_id``: the request's, for the log."""
     if isinstance(exc, ExceptionGroup):
         if outcome is None:
             raise_as_own(exc, refusal)
         raise_exchange_error(exc, refusal)
     if outcome is None:
         raise exc
-    return outcome.failed(as_own(exc))
+    return outcome.failed(as_own(exc), request_where(request_id))
 
 
 async def run_replayed(
@@ -178,6 +182,7 @@ async def run_replayed(
     issue: Callable[[str], Awaitable[None]] | None = None,
     outcome: Outcome | None = None,
     raised: RaisedSteps | None = None,
+    request_id: object = None,
 ) -> dict[str, Any]:
     """Run ``handler(*args)`` (asking through ``asker``) for one round; its result (made
     by ``outcome`` when given: the handler's value is then raw, and an ``Exception`` from
@@ -195,7 +200,8 @@ async def run_replayed(
     ``URLElicitationRequired`` the handler raised (``url_raised``), and may have the
     handler run again at once, once in a round; without it, that error goes on. ``sealer`` is read each time state is opened or
     sealed: the round may change it (URL mode opening the default store, whose key file
-    then seals, so that the round's state survives a restart)."""
+    then seals, so that the round's state survives a restart). ``request_id`` names the
+    request in what the round logs."""
     binding: Binding | None = None
     token = params.get("requestState")
     spent: str | None = None  # the single-use token this round redeemed
@@ -210,7 +216,7 @@ async def run_replayed(
                     )
                 spent = token
         except InvalidRequestState as exc:
-            _log_refusal(method, binding.target, exc.reason, token)
+            _log_refusal(request_label(method, params, request_id), exc.reason, token)
             raise
     elif "inputResponses" not in params:  # a first call: nothing to open or read
         replay = Replay()
@@ -236,12 +242,14 @@ async def run_replayed(
                 required = exc
             except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
                 if (required := _raised_in(exc, raised, replay.refusal)) is None:
-                    return _failed(exc, outcome, replay.refusal)
+                    return _failed(exc, outcome, replay.refusal, request_id)
             except BaseExceptionGroup as group:
                 matched, rest = group.split((InputRequired, asyncio.CancelledError))
                 if isinstance(rest, ExceptionGroup):  # a sibling failed too (say, once cancelled):
                     if (required := _raised_in(rest, raised, replay.refusal)) is None:
-                        return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
+                        return _failed(
+                            rest, outcome, replay.refusal, request_id
+                        )  # as a failure in a finally would
                 elif rest is not None or matched is None or not matched.subgroup(InputRequired):
                     raise
             else:
@@ -257,7 +265,7 @@ async def run_replayed(
             except Exception as failure:
                 if outcome is None:
                     raise
-                return outcome.failed(failure)
+                return outcome.failed(failure, request_where(request_id))
             break
         if binding is None:
             binding = binding_for(method, params, principal)
@@ -277,25 +285,30 @@ async def run_replayed(
     finally:
         asker.ended = True
         for ask, invalid in replay.unfit if went_on else ():  # asked again, no answer that fits: cancel
+            where = request_label(method, params, request_id)
             if invalid is None:
                 give_up(
                     ask,
                     f"the client's answers to {ask.method} could not be read twice ({replay.shape_problem})",
+                    where=where,
                 )
             else:
-                give_up(ask, f"the client's answer to {ask.method} was invalid: {invalid}", invalid)
+                give_up(
+                    ask, f"the client's answer to {ask.method} was invalid: {invalid}", invalid, where=where
+                )
 
 
-def _log_refusal(method: str, target: str, reason: str, token: object) -> None:
+def _log_refusal(label: str, reason: str, token: object) -> None:
     """Say in the log why a ``requestState`` was refused: the client is told only that it
     was. An expired state is the usual end of a request left unanswered; anything else (a
     forged or altered token, another request's, a key the ring dropped) is worth a look,
-    and a key the ring lacks is named, with what to do."""
+    and a key the ring lacks is named, with what to do. ``label``: the request
+    (``log_labels.request_label``: a resource's URI without its query)."""
     level = logging.INFO if reason == "expired" else logging.WARNING
     kid = key_id(token) if isinstance(token, str) and reason == "unknown key id" else None
     if kid is not None:
         reason = f"{reason} {kid}, {MISSING_KEY}"
-    log.log(level, "%s %r: requestState refused (%s)", method, target[:128], reason)
+    log.log(level, "%s: requestState refused (%s)", label, reason)
 
 
 def _renewed(token: str, binding: Binding, sealer: StateSealer, now: float) -> dict[str, Any] | None:

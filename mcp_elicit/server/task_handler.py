@@ -48,6 +48,9 @@ class TaskAsker(InPlaceAsker):
         #: Values kept for the rest of the request (from its multi round-trip rounds).
         self.memo = memo
 
+    def where(self) -> str:
+        return f"task {self.running.record.task_id}"
+
     async def require_url(self, ask: Ask) -> Any:
         (answer,) = await self.ask([ask])
         return answer

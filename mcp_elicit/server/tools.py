@@ -225,7 +225,7 @@ class ToolDef:
         except Exception as exc:
             if isinstance(exc, ExceptionGroup):  # unless a sibling task's question failed the request
                 raise_exchange_error(exc)
-            return self.failed(as_own(exc))
+            return self.failed(as_own(exc), ctx._where())
         return self.done(value)
 
     def start(self, ctx: Context, arguments: Mapping[str, Any] | None) -> Awaitable[Any]:
@@ -278,9 +278,10 @@ class ToolDef:
         log.error("tool %s: the result does not fit its outputSchema: %s", self.name, problem)
         return error_result(f"{self.name}: the result does not fit the tool's outputSchema: {problem}")
 
-    def failed(self, exc: Exception) -> dict[str, Any]:
+    def failed(self, exc: Exception, where: str = "") -> dict[str, Any]:
         """The result for what ``start`` or the function raised (called while handling it):
-        a tool error, or a protocol error raised again."""
+        a tool error, or a protocol error raised again. ``where`` names the request in the
+        log line of a failure (``request 7, session 3f9c0a1e``)."""
         if isinstance(exc, EXCHANGE_ERRORS):
             raise exc
         if isinstance(exc, _BadArguments):
@@ -292,11 +293,13 @@ class ToolDef:
             return error_result(str(exc))
         if self.redact_errors:
             reference = secrets.token_hex(4)
-            log.exception("tool %s failed (reference %s)", self.name, reference)
+            log.exception(
+                "tool %s failed (reference %s%s)", self.name, reference, f"; {where}" if where else ""
+            )
             return error_result(
                 f"Error executing tool {self.name} (reference {reference} in the server's log)"
             )
-        log.exception("tool %s failed", self.name)
+        log.exception("tool %s failed%s", self.name, f" ({where})" if where else "")
         return error_result(f"Error executing tool {self.name}: {exc}")
 
 

@@ -1,0 +1,43 @@
+"""How a server's log line names the request it is about, so that an operator can find
+the call a client reports: ``tools/call 'book' (request 7)``, and in a 2025-11-25 session
+``tools/call 'book' (request 7, session 3f9c0a1e)``.
+
+Rules:
+
+* Built only when a line is logged, never on a request's path.
+* The method, then the tool or prompt name, or a resource's URI without its user name
+  and password, query and fragment (``REDACTED``: signed and pre-authorised URLs carry
+  their key there), as its span names it; what the client sent is cut at 128 characters
+  and quoted with ``repr``, so a line stays one inert line.
+* The request id as sent (``repr``: ``7`` and ``'7'`` are different requests), and a
+  session by its first 8 characters, as the session's own lines name it: enough to tell
+  sessions apart, not enough to take one over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_elicit.telemetry_attributes import redact_uri
+
+__all__ = ["request_label", "request_where"]
+
+_SHOWN = 128
+
+
+def request_label(
+    method: str, params: Mapping[str, Any], request_id: object, session: str | None = None
+) -> str:
+    """``method`` and what it is about, then the request and session, for a log line."""
+    target = params.get("uri") if method == "resources/read" else params.get("name")
+    if isinstance(target, str):
+        shown = redact_uri(target) if method == "resources/read" else target
+        method = f"{method} {shown[:_SHOWN]!r}"
+    return f"{method} ({request_where(request_id, session)})"
+
+
+def request_where(request_id: object, session: str | None = None) -> str:
+    """The request (and its session) alone: ``request 7, session 3f9c0a1e``."""
+    where = f"request {request_id!r}"
+    return where if session is None else f"{where}, session {session[:8]}"

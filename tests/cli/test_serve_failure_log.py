@@ -1,0 +1,161 @@
+"""What ``mcp-elicit serve --log-level debug`` writes on stderr when elicitation goes
+wrong, read as an operator reads it: each failure is one line naming the request (method,
+tool, request id, and the session at 2025-11-25) and why, a traceback only for a
+handler's bug; and nothing a person typed, no ``requestState``, at any level. A real
+server over stdio, in a subprocess."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.procs import StdioProcess, stdio_process
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+SERVER = """
+from dataclasses import dataclass
+from typing import Literal
+
+from mcp_elicit import Context, Server
+
+app = Server("signups")
+
+
+@dataclass
+class Person:
+    name: str
+    lists: list[Literal["news", "offers"]]
+
+
+@app.tool()
+async def signup(ctx: Context, plan: str) -> str:
+    '''Asks who signs up.'''
+    answer = await ctx.elicit("Who are you?", Person)
+    return f"signed up ({answer.action})"
+
+
+@app.tool()
+async def buggy(ctx: Context, plan: str) -> str:
+    '''Fails once answered: a bug of its own.'''
+    await ctx.elicit("Who are you?", Person)
+    raise RuntimeError("the signup database is down")
+"""
+
+TYPED = "Ada-Lovelace-typed-this"  # what a person typed
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+}
+GOOD = {"action": "accept", "content": {"name": TYPED, "lists": ["news"]}}
+UNFIT = {"action": "accept", "content": {"name": TYPED, "lists": [TYPED]}}  # not one of the options
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[StdioProcess]:
+    path = tmp_path / "signups.py"
+    path.write_text(SERVER, encoding="utf-8")
+    args = ("--log-level", "debug", "--store", "memory://")
+    async with stdio_process(path, log_dir=tmp_path, args=args) as proc:
+        yield proc
+
+
+def _lines(log: str, text: str) -> list[str]:
+    return [line for line in log.splitlines() if text in line]
+
+
+async def test_a_2026_requests_failures_are_named_and_quote_nothing(
+    served: StdioProcess, wire: WireChecker
+) -> None:
+    states: list[str] = []
+
+    async def call(rid: int, name: str, **extra: Any) -> dict[str, Any]:
+        params = {"name": name, "arguments": {"plan": "gold"}, "_meta": META, **extra}
+        message = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+        wire.request(message)
+        await served.send(message)
+        response, _ = await served.until(rid)
+        wire.response("tools/call", response)
+        if "requestState" in response.get("result", {}):
+            states.append(response["result"]["requestState"])
+        return response
+
+    first = (await call(1, "signup"))["result"]
+    forged = first["requestState"][:-8] + "AAAAAAA="
+    refused = await call(2, "signup", requestState=forged, inputResponses={"elicit-1": GOOD})
+    assert refused["error"]["message"] == "Invalid or expired requestState"
+    again = await call(3, "signup", requestState=first["requestState"], inputResponses={"elicit-1": UNFIT})
+    done = await call(
+        4, "signup", requestState=again["result"]["requestState"], inputResponses={"elicit-1": UNFIT}
+    )
+    assert done["result"]["content"][0]["text"] == "signed up (cancel)"
+    asked = (await call(5, "buggy"))["result"]
+    failed = await call(6, "buggy", requestState=asked["requestState"], inputResponses={"elicit-1": GOOD})
+    assert failed["result"]["isError"] is True
+    await served.stop()
+    log = served.stderr()
+
+    (line,) = _lines(log, "requestState refused")
+    assert " WARNING " in line and "tools/call 'signup' (request 2): requestState refused (" in line, line
+    (line,) = _lines(log, "treating it as cancel")
+    assert " INFO " in line, line
+    assert "tools/call 'signup' (request 4): the client's answer to elicitation/create did not fit" in line
+    (line,) = _lines(log, "tool buggy failed")
+    assert " ERROR " in line and line.endswith("tool buggy failed (request 6)"), line
+    assert log.count("Traceback") == 1 and "the signup database is down" in log  # the bug's, alone
+    assert TYPED not in log  # not at debug either
+    assert not [state for state in [*states, forged] if state in log]
+
+
+async def test_a_2025_sessions_failures_name_the_session(
+    served: StdioProcess, wire_2025: WireChecker
+) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    await served.send(init)
+    await served.until(0)
+    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for rid, name in ((1, "signup"), (2, "buggy")):
+        call = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": {"plan": "x"}},
+        }
+        wire_2025.request(call)
+        await served.send(call)
+        while True:
+            message = await served.recv()
+            if message.get("method") == "elicitation/create":  # answered twice with what does not fit
+                await served.send({"jsonrpc": "2.0", "id": message["id"], "result": UNFIT})
+            elif message.get("id") == rid:
+                wire_2025.response("tools/call", message)
+                break
+    await served.stop()
+    log = served.stderr()
+
+    said = _lines(log, "treating it as cancel")
+    assert len(said) == 2, log
+    for line, rid, name in zip(said, (1, 2), ("signup", "buggy"), strict=True):
+        found = re.search(
+            rf"tools/call '{name}' \(request {rid}, session (\S{{8}})\): the client's answer", line
+        )
+        assert found is not None and " INFO " in line, line
+    (line,) = _lines(log, "tool buggy failed")
+    assert re.search(r" ERROR .*tool buggy failed \(request 2, session \S{8}\)$", line), line
+    assert log.count("Traceback") == 1
+    assert TYPED not in log
