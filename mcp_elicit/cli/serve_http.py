@@ -19,7 +19,8 @@ Rules:
 * The options given with ``--http`` (``cli.serve_http_options``) are the app's: its path,
   the Hosts it takes, its route, and the limits given (the others keep
   ``StreamableHTTP``'s defaults).
-* uvicorn's access log (``--log-level debug``) never shows a link's query.
+* uvicorn's access log (``--log-level debug``) never shows a link's query, and goes to
+  stderr with every other line serve logs (uvicorn's own default is stdout).
 * The grace running out is said as a warning of its own (``mcp_elicit.cli``: how many
   requests are cut short, and that each answers 503), not as uvicorn's ERROR line in
   uvicorn's format: it is the documented end of a request too slow to finish, not a fault.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import importlib.util
 import logging
 import signal
@@ -87,10 +89,14 @@ def serve_http(
     host, port = address
     sockets = listen_on(host, port)  # before the start: an address that cannot be bound opens nothing
     grace = options.shutdown_grace
+    # uvicorn's access log (on at debug) goes to stdout by default: serve logs to stderr
+    logging_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    logging_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     config = uvicorn.Config(
         served,
         host=host,
         port=port,
+        log_config=logging_config,
         log_level="warning" if log_level == "info" else log_level,
         lifespan="on",
         http="httptools" if _has("httptools") else "h11",
