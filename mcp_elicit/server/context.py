@@ -55,7 +55,7 @@ from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.context_memory import ContextMemory
 from mcp_elicit.server.context_notices import ContextNotices
 from mcp_elicit.server.gathering import gathered, unaskable
-from mcp_elicit.server.log_labels import request_where
+from mcp_elicit.server.log_labels import request_label, request_where
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params
@@ -162,8 +162,17 @@ class Context(ContextNotices, ContextMemory):
     def _where(self) -> str:
         """This request as a log line names it (``log_labels.request_where``): ``request 7``,
         and ``, session 3f9c0a1e`` in a 2025-11-25 session."""
-        session = getattr(self._asker, "session", None)  # a SessionAsker's
-        return request_where(self.call.id, getattr(session, "id", None))
+        return request_where(self.call.id, self._session_id())
+
+    def _label(self) -> str:
+        """This request and what it is about, for a log line (``log_labels.request_label``):
+        ``tools/call 'pay' (request 7)``."""
+        return request_label(self.call.method, self.call.params, self.call.id, self._session_id())
+
+    def _session_id(self) -> str | None:
+        session = getattr(self._asker, "session", None)  # a SessionAsker's (which imports this module)
+        sid = getattr(session, "id", None)
+        return sid if isinstance(sid, str) else None
 
     @property
     def waits_in_place(self) -> bool:

@@ -101,13 +101,18 @@ async def settle(
             slot.update(seen=await mode.steps.marker(step_id, principal), nth=1)
             _asked(slot, mode)
         elif slot["at"] == "done":  # raised again once its page was done: the work was not found
-            log.info("URL step %s was completed, but the handler raised it again: asked anew", shown(step_id))
+            log.info(
+                "%s: URL step %s was completed, but the handler raised it again: asked anew",
+                ctx._label(),
+                shown(step_id),
+            )
             slot.update(seen=await mode.steps.marker(step_id, principal), nth=1)
             _asked(slot, mode)
         elif slot["at"] == "over":  # not done in time: asked once more, then cancel
             if slot["nth"] >= STEP_ASKS:
                 log.info(
-                    "the page of URL step %s was not done within %g s, asked %d times; treating it as cancel",
+                    "%s: the page of URL step %s was not done within %g s, asked %d times; treating it as cancel",
+                    ctx._label(),
                     shown(step_id),
                     mode.ask_timeout,
                     STEP_ASKS,

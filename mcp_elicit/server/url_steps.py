@@ -135,7 +135,8 @@ async def require_step(ctx: Context, asker: Asker, ask: Ask, mode: UrlMode | Non
             return answer
         slot["held"] = "over"
     log.info(
-        "the page of URL step %s was not done within %g s, asked %d times; treating it as cancel",
+        "%s: the page of URL step %s was not done within %g s, asked %d times; treating it as cancel",
+        ctx._label(),
         shown(step_id),
         mode.ask_timeout,
         STEP_ASKS,

@@ -159,3 +159,47 @@ async def test_a_2025_sessions_failures_name_the_session(
     assert re.search(r" ERROR .*tool buggy failed \(request 2, session \S{8}\)$", line), line
     assert log.count("Traceback") == 1
     assert TYPED not in log
+
+
+STEP_SERVER = """
+from mcp_elicit import Context, Server
+
+app = Server("payments", ask_timeout=0.5, flow_wait=0.1)
+
+
+@app.tool()
+async def pay(ctx: Context) -> str:
+    '''A page of its own, completed by a webhook that never comes.'''
+    answer = await ctx.require_url("Pay here", "https://pay.example/checkout?token=ONE-TIME-7", elicitation_id="pay-7")
+    return f"paid ({answer.action})"
+"""
+
+
+async def test_a_url_step_never_done_is_named_and_its_link_kept_out(
+    tmp_path: Path, wire: WireChecker
+) -> None:
+    path = tmp_path / "payments.py"
+    path.write_text(STEP_SERVER, encoding="utf-8")
+    args = ("--log-level", "debug", "--store", "memory://")
+    async with stdio_process(path, log_dir=tmp_path, args=args) as served:
+        caps = {"elicitation": {"form": {}, "url": {}}}
+        meta = {**META, "io.modelcontextprotocol/clientCapabilities": caps}
+        params: dict[str, Any] = {"name": "pay", "arguments": {}, "_meta": meta}
+        for rid in range(1, 200):  # each round waits for the page at most flow_wait, then the next
+            message = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+            wire.request(message)
+            await served.send(message)
+            response, _ = await served.until(rid)
+            wire.response("tools/call", response)
+            result = response["result"]
+            if result["resultType"] == "complete":
+                break
+            answers = {key: {"action": "accept"} for key in result.get("inputRequests", {})}
+            params = {**params, "requestState": result["requestState"], "inputResponses": answers}
+        assert result["content"][0]["text"] == "paid (cancel)", result
+        last = rid
+    log = served.stderr()
+    (line,) = _lines(log, "was not done within")
+    assert " INFO " in line, line
+    assert f"tools/call 'pay' (request {last}): the page of URL step 'pay-7' was not done" in line, line
+    assert "ONE-TIME-7" not in log and "Traceback" not in log

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,10 @@ async def test_a_step_never_done_is_asked_again_then_the_call_fails_as_cancelled
         assert len(asked) == STEP_ASKS, "asked once, then once more"
         (once,), (again,) = (list(a.items()) for a in asked)
         assert once[0] != again[0] and once[1] == again[1], "the same step, under a key of its own"
-    assert any("was not done within 0.5 s" in r.getMessage() for r in caplog.records)
+    said = [r.getMessage() for r in caplog.records if "was not done within 0.5 s" in r.getMessage()]
+    assert len(said) == 1 and re.match(r"tools/call '\w+' \(request \d+\): the page of URL step", said[0]), (
+        said
+    )
     await store.close()
 
 
