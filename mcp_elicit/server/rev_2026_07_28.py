@@ -298,6 +298,13 @@ async def run_replayed(
                 )
 
 
+#: Why a state whose seal does not open was refused, as the log says it: the binding is
+#: in the seal, so a state sealed for another request cannot be told from a forged one.
+_FORGED = (
+    "authentication failed: forged or altered, or sealed for another method, tool, arguments, user or server"
+)
+
+
 def _log_refusal(label: str, reason: str, token: object) -> None:
     """Say in the log why a ``requestState`` was refused: the client is told only that it
     was. An expired state is the usual end of a request left unanswered; anything else (a
@@ -308,6 +315,8 @@ def _log_refusal(label: str, reason: str, token: object) -> None:
     kid = key_id(token) if isinstance(token, str) and reason == "unknown key id" else None
     if kid is not None:
         reason = f"{reason} {kid}, {MISSING_KEY}"
+    elif reason == "authentication failed":  # not the caller's: the seal's (AES-GCM's tag)
+        reason = _FORGED
     log.log(level, "%s: requestState refused (%s)", label, reason)
 
 

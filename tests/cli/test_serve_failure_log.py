@@ -103,6 +103,7 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
 
     (line,) = _lines(log, "requestState refused")
     assert " WARNING " in line and "tools/call 'signup' (request 2): requestState refused (" in line, line
+    assert "(authentication failed: forged or altered, or sealed for another" in line, line
     (line,) = _lines(log, "treating it as cancel")
     assert " INFO " in line, line
     assert "tools/call 'signup' (request 4): the client's answer to elicitation/create did not fit" in line
