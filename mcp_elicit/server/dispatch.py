@@ -53,6 +53,7 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.server.listing_extras import listed
+from mcp_elicit.server.log_labels import log_answered_error
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rate_limits import ToolCallLimit
@@ -142,6 +143,7 @@ class Dispatch(Catalog):
                 raise modern_error(raised, handler=True) from None
         except ProtocolError as raised:
             exc = modern_error(raised)
+            log_answered_error(log, message.method, message.params, message.id, exc)
             try:
                 return jsonrpc.encode_error(message.id, exc), exc.http_status
             except TypeError:  # a value JSON cannot carry in its data (a handler's own error's)

@@ -9,6 +9,9 @@ Rules:
   and password, query and fragment (``REDACTED``: signed and pre-authorised URLs carry
   their key there), as its span names it; what the client sent is cut at 128 characters
   and quoted with ``repr``, so a line stays one inert line.
+* A JSON-RPC error the server answers a request with (the client's mistake, told to it)
+  is a debug line (:func:`log_answered_error`): its code and message, any URL in it
+  without its query; a refused ``requestState`` is not, its own line says why.
 * The request id as sent (``repr``: ``7`` and ``'7'`` are different requests), and a
   session by its first 8 characters, as the session's own lines name it: enough to tell
   sessions apart, not enough to take one over.
@@ -16,12 +19,14 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
-from mcp_elicit.telemetry_attributes import redact_uri
+from mcp_elicit.errors import InvalidRequestState, ProtocolError
+from mcp_elicit.telemetry_attributes import redact_uri, redact_urls
 
-__all__ = ["request_label", "request_where"]
+__all__ = ["log_answered_error", "request_label", "request_where"]
 
 _SHOWN = 128
 
@@ -41,3 +46,18 @@ def request_where(request_id: object, session: str | None = None) -> str:
     """The request (and its session) alone: ``request 7, session 3f9c0a1e``."""
     where = f"request {request_id!r}"
     return where if session is None else f"{where}, session {session[:8]}"
+
+
+def log_answered_error(
+    log: logging.Logger,
+    method: str,
+    params: object,
+    request_id: object,
+    error: ProtocolError,
+    session: str | None = None,
+) -> None:
+    """Say at debug that the request was answered with ``error`` (a client's error: the
+    client was told; a line for whoever looks into it)."""
+    if log.isEnabledFor(logging.DEBUG) and not isinstance(error, InvalidRequestState):
+        label = request_label(method, params if isinstance(params, Mapping) else {}, request_id, session)
+        log.debug("%s: answered with error %d: %s", label, error.code, redact_urls(error.message[:500]))

@@ -82,7 +82,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel, Context
-from mcp_elicit.server.log_labels import request_label, request_where
+from mcp_elicit.server.log_labels import log_answered_error, request_label, request_where
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import shown
@@ -341,8 +341,10 @@ async def respond_in_session(
         task.uncancel()
         return jsonrpc.encode_error(message.id, _ended_with(message, session))
     except ResourceNotFound as exc:  # these revisions name -32002 for it
+        log_answered_error(log, message.method, message.params, message.id, exc.for_handshake(), session.id)
         failed = jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
+        log_answered_error(log, message.method, message.params, message.id, exc, session.id)
         try:
             failed = jsonrpc.encode_error(message.id, exc)
         except TypeError:  # a value JSON cannot carry in its data (a handler's own -32042's)

@@ -98,6 +98,8 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
     asked = (await call(5, "buggy"))["result"]
     failed = await call(6, "buggy", requestState=asked["requestState"], inputResponses={"elicit-1": GOOD})
     assert failed["result"]["isError"] is True
+    unknown = await call(7, "sign-up")
+    assert unknown["error"]["code"] == -32602
     await served.stop()
     log = served.stderr()
 
@@ -109,6 +111,9 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
     assert "tools/call 'signup' (request 4): the client's answer to elicitation/create did not fit" in line
     (line,) = _lines(log, "tool buggy failed")
     assert " ERROR " in line and line.endswith("tool buggy failed (request 6)"), line
+    (line,) = _lines(log, "answered with error")  # a client's mistake: told to it, at debug here
+    assert " DEBUG " in line, line
+    assert "tools/call 'sign-up' (request 7): answered with error -32602: Unknown tool: sign-up" in line
     assert log.count("Traceback") == 1 and "the signup database is down" in log  # the bug's, alone
     assert TYPED not in log  # not at debug either
     assert not [state for state in [*states, forged] if state in log]
@@ -130,6 +135,9 @@ async def test_a_2025_sessions_failures_name_the_session(
     await served.send(init)
     await served.until(0)
     await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    unknown = {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "welcome"}}
+    await served.send(unknown)
+    assert (await served.until(3))[0]["error"]["code"] == -32601  # no prompts here
     for rid, name in ((1, "signup"), (2, "buggy")):
         call = {
             "jsonrpc": "2.0",
@@ -158,6 +166,10 @@ async def test_a_2025_sessions_failures_name_the_session(
         assert found is not None and " INFO " in line, line
     (line,) = _lines(log, "tool buggy failed")
     assert re.search(r" ERROR .*tool buggy failed \(request 2, session \S{8}\)$", line), line
+    (line,) = _lines(log, "answered with error")
+    assert re.search(
+        r" DEBUG .*prompts/get 'welcome' \(request 3, session \S{8}\): answered with error -32601", line
+    )
     assert log.count("Traceback") == 1
     assert TYPED not in log
 
