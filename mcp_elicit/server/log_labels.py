@@ -8,13 +8,14 @@ Rules:
 * The method, then the tool or prompt name, or a resource's URI without its user name
   and password, query and fragment (``REDACTED``: signed and pre-authorised URLs carry
   their key there), as its span names it; what the client sent is cut at 128 characters
-  and quoted with ``repr``, so a line stays one inert line.
+  and quoted with ``repr`` (a method too, unless it is plain text), so a line stays one
+  inert line.
+* The request id as sent (``repr``: ``7`` and ``'7'`` are different requests; cut too),
+  and a session by its first 8 characters, as the session's own lines name it: enough
+  to tell sessions apart, not enough to take one over.
 * A JSON-RPC error the server answers a request with (the client's mistake, told to it)
   is a debug line (:func:`log_answered_error`): its code and message, any URL in it
   without its query; a refused ``requestState`` is not, its own line says why.
-* The request id as sent (``repr``: ``7`` and ``'7'`` are different requests), and a
-  session by its first 8 characters, as the session's own lines name it: enough to tell
-  sessions apart, not enough to take one over.
 """
 
 from __future__ import annotations
@@ -36,15 +37,17 @@ def request_label(
 ) -> str:
     """``method`` and what it is about, then the request and session, for a log line."""
     target = params.get("uri") if method == "resources/read" else params.get("name")
+    label = method if method.isprintable() and len(method) <= _SHOWN else repr(method[:_SHOWN])
     if isinstance(target, str):
         shown = redact_uri(target) if method == "resources/read" else target
-        method = f"{method} {shown[:_SHOWN]!r}"
-    return f"{method} ({request_where(request_id, session)})"
+        label = f"{label} {shown[:_SHOWN]!r}"
+    return f"{label} ({request_where(request_id, session)})"
 
 
 def request_where(request_id: object, session: str | None = None) -> str:
     """The request (and its session) alone: ``request 7, session 3f9c0a1e``."""
-    where = f"request {request_id!r}"
+    shown = repr(request_id)  # the client's: cut, as a name is
+    where = f"request {shown if len(shown) <= _SHOWN else shown[:_SHOWN] + '…'}"
     return where if session is None else f"{where}, session {session[:8]}"
 
 
