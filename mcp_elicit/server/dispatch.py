@@ -53,7 +53,7 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.server.listing_extras import listed
-from mcp_elicit.server.log_labels import log_answered_error
+from mcp_elicit.server.log_labels import log_answered_error, request_label
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rate_limits import ToolCallLimit
@@ -150,10 +150,10 @@ class Dispatch(Catalog):
                 log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
                 return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
         except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
-            log.error("request %r (%s): %s", message.id, message.method, exc)
+            log.error("%s: %s", _label(message), exc)
             return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200
         except Exception:
-            log.exception("request %r (%s) failed", message.id, message.method)
+            log.exception("%s failed", _label(message))
             return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
         try:
             return jsonrpc.encode_result(message.id, result), 200
@@ -446,6 +446,12 @@ async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, 
         if ctx.refused is None:
             raise
         raise InvalidRequest(f"Invalid request: {exc} ({ctx.refused})") from None
+
+
+def _label(message: jsonrpc.Request) -> str:
+    """The request as a log line names it (``log_labels``): its prompt, resource or tool too."""
+    params = message.params if isinstance(message.params, dict) else {}
+    return request_label(message.method, params, message.id)
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,12 @@ async def buggy(ctx: Context, plan: str) -> str:
     '''Fails once answered: a bug of its own.'''
     await ctx.elicit("Who are you?", Person)
     raise RuntimeError("the signup database is down")
+
+
+@app.prompt()
+async def welcome(plan: str) -> str:
+    '''Fails: a bug of its own.'''
+    raise LookupError(f"no welcome text for {plan}")
 """
 
 TYPED = "Ada-Lovelace-typed-this"  # what a person typed
@@ -100,6 +106,13 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
     assert failed["result"]["isError"] is True
     unknown = await call(7, "sign-up")
     assert unknown["error"]["code"] == -32602
+    prompt = {"name": "welcome", "arguments": {"plan": "gold"}, "_meta": META}
+    message = {"jsonrpc": "2.0", "id": 8, "method": "prompts/get", "params": prompt}
+    wire.request(message)
+    await served.send(message)
+    response, _ = await served.until(8)
+    wire.response("prompts/get", response)
+    assert response["error"] == {"code": -32603, "message": "Internal error"}
     await served.stop()
     log = served.stderr()
 
@@ -114,7 +127,10 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
     (line,) = _lines(log, "answered with error")  # a client's mistake: told to it, at debug here
     assert " DEBUG " in line, line
     assert "tools/call 'sign-up' (request 7): answered with error -32602: Unknown tool: sign-up" in line
-    assert log.count("Traceback") == 1 and "the signup database is down" in log  # the bug's, alone
+    (line,) = _lines(log, "prompts/get")
+    assert " ERROR " in line and line.endswith("prompts/get 'welcome' (request 8) failed"), line
+    assert log.count("Traceback") == 2, log  # the bugs', alone
+    assert "the signup database is down" in log and "no welcome text for gold" in log
     assert TYPED not in log  # not at debug either
     assert not [state for state in [*states, forged] if state in log]
 
@@ -135,9 +151,9 @@ async def test_a_2025_sessions_failures_name_the_session(
     await served.send(init)
     await served.until(0)
     await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    unknown = {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "welcome"}}
+    unknown = {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "goodbye"}}
     await served.send(unknown)
-    assert (await served.until(3))[0]["error"]["code"] == -32601  # no prompts here
+    assert (await served.until(3))[0]["error"]["code"] == -32602
     for rid, name in ((1, "signup"), (2, "buggy")):
         call = {
             "jsonrpc": "2.0",
@@ -168,7 +184,7 @@ async def test_a_2025_sessions_failures_name_the_session(
     assert re.search(r" ERROR .*tool buggy failed \(request 2, session \S{8}\)$", line), line
     (line,) = _lines(log, "answered with error")
     assert re.search(
-        r" DEBUG .*prompts/get 'welcome' \(request 3, session \S{8}\): answered with error -32601", line
+        r" DEBUG .*prompts/get 'goodbye' \(request 3, session \S{8}\): answered with error -32602", line
     )
     assert log.count("Traceback") == 1
     assert TYPED not in log
