@@ -16,7 +16,11 @@ Rules:
   whatever the URI's scheme, and the same URI in the status message alike); an ``mcp_elicit.input_response`` event carries an
   answer's key and action, never its content. An action is recorded only as one of the
   three MCP defines (:func:`action_shown`), anything else as ``_OTHER``: the client
-  writes it, and one may put there what the person typed. The HTTP client names its server's URL
+  writes it, and one may put there what the person typed.
+* ``mcp.session.id`` is a digest of the session's id (:func:`session_shown`), the same on
+  both sides, never the id: on a server without authentication the id is all it takes to
+  act in the session (answer its questions, end it), and more people read traces than
+  the server's traffic. The HTTP client names its server's URL
   through :func:`redact_urls` too (re-exported by :mod:`mcp_elicit.telemetry`).
 * Which rounds a client's request belongs to (:data:`ROUNDS`) is held here, as span
   contexts only, for :mod:`mcp_elicit.telemetry` to link and parent its spans by.
@@ -25,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -48,6 +53,7 @@ __all__ = [
     "named_version",
     "redact_uri",
     "redact_urls",
+    "session_shown",
 ]
 
 #: What follows a URL's "://" in a message, up to a space or a quote. Found from the "://"
@@ -228,6 +234,13 @@ def action_shown(action: object) -> str:
     """An answer's ``action`` as a span records it: ``accept``, ``decline``, ``cancel``, or
     ``_OTHER`` for anything else the client sent there (never its text)."""
     return action if isinstance(action, str) and action in _ACTIONS else "_OTHER"
+
+
+def session_shown(session: str) -> str:
+    """A session's id as ``mcp.session.id`` records it: the first 32 hex digits of its
+    SHA-256. It tells sessions apart and is the same on the client's spans and the
+    server's, but cannot be sent back as the ``Mcp-Session-Id`` it stands for."""
+    return hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def add_response_events(span: Any, responses: object) -> None:

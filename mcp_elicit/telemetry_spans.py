@@ -14,7 +14,8 @@ Rules:
   round's trace.
 * A span's attributes: ``mcp.method.name``, ``mcp.protocol.version`` (both as named,
   never the metric's ``_OTHER``), ``jsonrpc.request.id``, ``mcp.session.id`` (2025-11-25:
-  on the server; on the client too over HTTP, where the session has an id on the wire),
+  on the server; on the client too over HTTP, where the session has an id on the wire; a
+  digest of the id, ``session_shown``),
   the metric's (tool or prompt), ``mcp.resource.uri`` (its user information, query and
   fragment ``REDACTED``: keys travel there), and the transport's: ``network.transport``
   (``tcp`` for HTTP, ``pipe`` for stdio), ``network.protocol.name`` and ``.version``, and
@@ -33,7 +34,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from mcp_elicit.telemetry_attributes import ROUNDS, Traced, redact_uri
+from mcp_elicit.telemetry_attributes import ROUNDS, Traced, redact_uri, session_shown
 
 __all__ = ["NO_META", "spanned", "with_meta"]
 
@@ -68,7 +69,7 @@ def spanned(
     if rid is not None:
         attributes["jsonrpc.request.id"] = rid
     if session is not None:
-        attributes["mcp.session.id"] = session
+        attributes["mcp.session.id"] = session_shown(session)  # never the id: it opens the session
     if record.uri is not None:
         attributes["mcp.resource.uri"] = redact_uri(record.uri)  # no key in a query
     parent = None

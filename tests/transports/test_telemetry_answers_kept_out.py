@@ -2,7 +2,9 @@
 ``accept``, ``decline`` and ``cancel`` are recorded (anything else is ``_OTHER``), on the
 2026-07-28 retry's events and on a 2025-11-25 server's ``elicitation/create`` span. A
 client that puts what the person typed where the action goes (a bug, or a hostile one)
-would otherwise write it into the trace back end. Real SDK, real HTTP on 127.0.0.1."""
+would otherwise write it into the trace back end. Nor does a 2025-11-25 session's id,
+which is all it takes to act in the session of a server without authentication:
+``mcp.session.id`` is a digest of it. Real SDK, real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import httpx
 import pytest
 
 from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.telemetry_attributes import session_shown
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http_sessions import Session, _events
@@ -95,3 +98,20 @@ async def test_a_sessions_question_span_records_a_known_action_only(
     asked = [s for s in exporter.get_finished_spans() if s.name == "elicitation/create"]
     assert [s.attributes["mcp_elicit.action"] for s in asked] == ["_OTHER", "decline"]
     assert not [span.name for span in exporter.get_finished_spans() if TYPED in span.to_json()]
+
+
+async def test_a_sessions_spans_name_it_by_a_digest_never_its_id(
+    traced: tuple[str, InMemorySpanExporter], wire_2025: WireChecker
+) -> None:
+    url, exporter = traced
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, url, wire_2025)
+        await session.open()
+        listed = await session.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert listed.status_code == 200
+        # what one could do holding the id: end the session of someone else
+        assert (await http.delete(url, headers=session.headers())).status_code == 200
+    spans = [s for s in exporter.get_finished_spans() if "mcp.session.id" in s.attributes]
+    assert {s.name for s in spans} >= {"notifications/initialized", "tools/list"}
+    assert {s.attributes["mcp.session.id"] for s in spans} == {session_shown(session.sid)}
+    assert not [s.name for s in exporter.get_finished_spans() if session.sid in s.to_json()]

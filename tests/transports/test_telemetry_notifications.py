@@ -17,6 +17,7 @@ import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.telemetry_attributes import session_shown
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -364,7 +365,7 @@ async def test_what_a_session_is_pushed_is_traced_and_stays_valid() -> None:
     (completed_span,) = record.finished("notifications/elicitation/complete")
     for span in (updated_span, completed_span):
         assert span.kind == SpanKind.CLIENT and span.parent is None  # pushed outside any request
-        assert span.attributes["mcp.session.id"] == session.id
+        assert span.attributes["mcp.session.id"] == session_shown(session.id)
         assert span.attributes["mcp.protocol.version"] == "2025-11-25"
         assert span.attributes["network.transport"] == "tcp"
     assert updated_span.attributes["mcp.resource.uri"] == "mem://notes"
@@ -389,7 +390,7 @@ async def test_the_servers_withdrawal_of_its_question_is_traced() -> None:
     assert withdrawal["params"]["requestId"] == question["id"]
     WireChecker.load("2025-11-25").notification(withdrawal)
     (span,) = record.finished("notifications/cancelled")
-    assert span.kind == SpanKind.CLIENT and span.attributes["mcp.session.id"] == session.id
+    assert span.kind == SpanKind.CLIENT and span.attributes["mcp.session.id"] == session_shown(session.id)
     assert withdrawal["params"]["_meta"]["traceparent"].split("-")[2] == format(span.context.span_id, "016x")
 
 
@@ -418,5 +419,5 @@ async def test_a_notice_on_the_asking_requests_stream_is_traced_once() -> None:
     assert await client.session.next_pushed(0) is None
     (span,) = record.finished("notifications/elicitation/complete")
     assert span.kind == SpanKind.CLIENT
-    assert span.attributes["mcp.session.id"] == client.session.id
+    assert span.attributes["mcp.session.id"] == session_shown(client.session.id)
     assert span.attributes["mcp.protocol.version"] == "2025-11-25"
