@@ -60,6 +60,7 @@ from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.log_labels import session_label
 from mcp_elicit.server.options import share
 from mcp_elicit.server.shares import share_held
 from mcp_elicit.telemetry import Telemetry, notifying
@@ -226,7 +227,7 @@ class Session:
             reason = (
                 f"the client sent no notifications/initialized within {timeout:g} s; {method} was not sent"
             )
-            log.warning("session %s: %s", self.id[:8], reason)
+            log.warning("session %s: %s", session_label(self.id), reason)
             raise TimeoutError(reason) from None
 
     def resolve(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> bool:
@@ -492,5 +493,5 @@ class Sessions:
     def _expire(self, now: float) -> None:
         for sid, session in list(self._live.items()):
             if now - session.last_seen > self.idle_timeout and not session.in_use:
-                log.info("session %s expired after %.0f s idle", sid[:8], now - session.last_seen)
+                log.info("session %s expired after %.0f s idle", session_label(sid), now - session.last_seen)
                 self.close(sid)

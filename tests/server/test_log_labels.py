@@ -1,14 +1,24 @@
 """How a server's log line names a request: what the client sent is cut and inert, a
-resource's URI keeps no key, and a session is named by a prefix only."""
+resource's URI keeps no key, a session is named by the start of its spans' digest, and an
+error answered is said in one inert line."""
 
 from __future__ import annotations
 
-from mcp_elicit.server.log_labels import request_label, request_where
+import io
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from mcp_elicit.errors import MethodNotFound
+from mcp_elicit.server.log_labels import log_answered_error, request_label, request_where
+from mcp_elicit.telemetry_attributes import session_shown
 
 
 def test_a_tool_call_in_a_session() -> None:
-    label = request_label("tools/call", {"name": "book"}, 7, "3f9c0a1e55aa77bb99cc")
-    assert label == "tools/call 'book' (request 7, session 3f9c0a1e)"
+    sid = "3f9c0a1e55aa77bb99cc"
+    label = request_label("tools/call", {"name": "book"}, 7, sid)
+    assert label == f"tools/call 'book' (request 7, session {session_shown(sid)[:8]})"
     assert request_where("7") == "request '7'"  # not the request 7
 
 
@@ -23,3 +33,50 @@ def test_what_the_client_sent_is_cut_and_inert() -> None:
     assert len(label) < 300 and label.endswith("…)")
     odd = request_label("made/up\n2026-01-01 ERROR forged line", {"name": 5}, 1)
     assert "\n" not in odd and odd.startswith("'made/up\\n") and odd.endswith("(request 1)")
+
+
+def test_a_session_is_named_by_its_digest_not_its_routes_prefix() -> None:
+    """An instance's route prefix starts every session id it makes: the id's first
+    characters would name all of them alike (and show part of the id)."""
+    ids = ["node-east-1." + "A" * 32, "node-east-1." + "B" * 32]
+    wheres = [request_where(1, sid) for sid in ids]
+    assert wheres[0] != wheres[1]
+    for where, sid in zip(wheres, ids, strict=True):
+        assert where == f"request 1, session {session_shown(sid)[:8]}"  # as its spans begin
+        assert "node-eas" not in where
+
+
+@pytest.fixture
+def debug_log() -> Iterator[tuple[logging.Logger, io.StringIO]]:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    log = logging.getLogger("test_log_labels.answered")
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    yield log, out
+    log.removeHandler(handler)
+
+
+def test_an_answered_errors_message_is_one_inert_line(debug_log: tuple[logging.Logger, io.StringIO]) -> None:
+    """-32601 quotes the method as sent (over stdio no header checks it first): its line
+    break, escape, bidirectional override and NUL are written as escapes."""
+    log, out = debug_log
+    method = "made/up\r\n2026-01-01 ERROR forged line\x1b[31m\u202e\x00"
+    log_answered_error(log, method, {}, 1, MethodNotFound(f"Method not found: {method}"))
+    written = out.getvalue()
+    assert written.count("\n") == 1 and written.endswith("\n"), written
+    assert not [c for c in written[:-1] if not c.isprintable()], written
+    assert "Method not found: made/up\\r\\n2026-01-01 ERROR forged line\\x1b[31m\\u202e\\x00" in written
+
+
+def test_an_answered_error_is_not_built_above_debug(debug_log: tuple[logging.Logger, io.StringIO]) -> None:
+    log, out = debug_log
+    log.setLevel(logging.INFO)
+
+    class Unreadable(dict[str, object]):
+        def get(self, *args: object) -> object:
+            raise AssertionError("the label was built for a line not written")
+
+    log_answered_error(log, "tools/call", Unreadable(), 1, MethodNotFound("Method not found: x"))
+    assert out.getvalue() == ""

@@ -4,18 +4,23 @@
 client that puts what the person typed where the action goes (a bug, or a hostile one)
 would otherwise write it into the trace back end. Nor does a 2025-11-25 session's id,
 which is all it takes to act in the session of a server without authentication:
-``mcp.session.id`` is a digest of it. Real SDK, real HTTP on 127.0.0.1."""
+``mcp.session.id`` is a digest of it, computed alike by the client, and the server's log
+lines name the session by that digest's start. Real SDK, real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
+from mcp_elicit.errors import ProtocolError
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry_attributes import session_shown
+from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http_sessions import Session, _events
@@ -27,6 +32,7 @@ sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import SpanKind  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -115,3 +121,37 @@ async def test_a_sessions_spans_name_it_by_a_digest_never_its_id(
     assert {s.name for s in spans} >= {"notifications/initialized", "tools/list"}
     assert {s.attributes["mcp.session.id"] for s in spans} == {session_shown(session.sid)}
     assert not [s.name for s in exporter.get_finished_spans() if session.sid in s.to_json()]
+
+
+async def test_a_sessions_log_lines_and_both_sides_spans_name_it_alike(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two sessions of an instance whose route starts every session id: the project's
+    client and the server record one digest per session, and the server's log line for
+    each names it by that digest's first 8 hex digits (not by the id's first characters,
+    the route's, alike for both)."""
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app = build(Telemetry(tracer_provider=provider))
+    caplog.set_level(logging.DEBUG, logger="mcp_elicit.server")
+    client_telemetry = Telemetry("client", tracer_provider=provider)
+    async with uvicorn_server(StreamableHTTP(app, route="node-east-1")) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        for _ in range(2):
+            async with connect_http(
+                url, versions=["2025-11-25"], telemetry=client_telemetry, timeout=10
+            ) as client:
+                with pytest.raises(ProtocolError):
+                    await client.get_prompt("no-such-prompt")
+    spans = [s for s in exporter.get_finished_spans() if s.name.startswith("prompts/get")]
+    by_kind: dict[object, list[str]] = {}
+    for span in spans:
+        by_kind.setdefault(span.kind, []).append(str(span.attributes["mcp.session.id"]))
+    digests = by_kind[SpanKind.SERVER]
+    assert len(set(digests)) == 2 and by_kind[SpanKind.CLIENT] == digests  # both sides alike
+    said = [r.getMessage() for r in caplog.records if "answered with error" in r.getMessage()]
+    named = [re.search(r"\(request \S+, session (\S+)\)", line) for line in said]
+    assert [m.group(1) if m else line for m, line in zip(named, said, strict=True)] == [
+        d[:8] for d in digests
+    ]
