@@ -147,7 +147,7 @@ class Dispatch(Catalog):
             try:
                 return jsonrpc.encode_error(message.id, exc), exc.http_status
             except TypeError:  # a value JSON cannot carry in its data (a handler's own error's)
-                log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
+                log.exception("%s: the error could not be encoded", _label(message))
                 return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
         except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
             log.error("%s: %s", _label(message), exc)
@@ -158,7 +158,7 @@ class Dispatch(Catalog):
         try:
             return jsonrpc.encode_result(message.id, result), 200
         except TypeError:  # a value JSON cannot carry got into the result
-            log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
+            log.exception("%s: the result could not be encoded", _label(message))
             return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
 
     async def handle(
@@ -450,8 +450,7 @@ async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, 
 
 def _label(message: jsonrpc.Request) -> str:
     """The request as a log line names it (``log_labels``): its prompt, resource or tool too."""
-    params = message.params if isinstance(message.params, dict) else {}
-    return request_label(message.method, params, message.id)
+    return request_label(message.method, message.params, message.id)
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

@@ -333,7 +333,7 @@ async def respond_in_session(
         if message.id in session.cancelled:
             session.cancelled.discard(message.id)
             task.uncancel()
-            log.info("request %r cancelled by the client", message.id)
+            log.info("%s cancelled by the client", _label(message, session))
             return None
         if not session.closed:
             raise
@@ -348,7 +348,7 @@ async def respond_in_session(
         try:
             failed = jsonrpc.encode_error(message.id, exc)
         except TypeError:  # a value JSON cannot carry in its data (a handler's own -32042's)
-            log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
+            log.exception("%s: the error could not be encoded", _label(message, session))
             failed = jsonrpc.encode_error(message.id, InternalError("Internal error"))
     except (ReplayMismatchError, FormSchemaError, ToolError, TransportError) as exc:  # said on purpose
         log.error("%s: %s", _label(message, session), exc)
@@ -362,7 +362,7 @@ async def respond_in_session(
         session.cancelled.discard(message.id)
     if ignored and task is not None:  # and returned (or failed) all the same: nothing is sent
         task.uncancel()
-        log.info("request %r cancelled by the client; what its handler returned is dropped", message.id)
+        log.info("%s cancelled by the client; what its handler returned is dropped", _label(message, session))
         return None
     if session.closed and task is not None:  # it ended under the handler, which went on all the same
         task.uncancel()
@@ -372,14 +372,13 @@ async def respond_in_session(
     try:
         return jsonrpc.encode_result(message.id, result)
     except TypeError:  # a value JSON cannot carry got into the result
-        log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
+        log.exception("%s: the result could not be encoded", _label(message, session))
         return jsonrpc.encode_error(message.id, InternalError("Internal error"))
 
 
 def _label(message: jsonrpc.Request, session: Session) -> str:
     """The request, in its session, as a log line names it (``log_labels``)."""
-    params = message.params if isinstance(message.params, dict) else {}
-    return request_label(message.method, params, message.id, session.id)
+    return request_label(message.method, message.params, message.id, session.id)
 
 
 def _ended_with(message: jsonrpc.Request, session: Session) -> ProtocolError:
@@ -388,12 +387,12 @@ def _ended_with(message: jsonrpc.Request, session: Session) -> ProtocolError:
     request gets, since the client named no request to give up and its stream is open);
     the server ending it (shutting down) is -32603."""
     if session.deleted:
-        log.info("request %r (%s) ended with its session (deleted by the client)", message.id, message.method)
+        log.info("%s ended with its session (deleted by the client)", _label(message, session))
         return InvalidRequest(
             "Invalid request: the client ended this session (HTTP DELETE) before the request "
             "finished; it was stopped, and any question it was waiting on withdrawn"
         )
-    log.info("request %r (%s) ended with its session", message.id, message.method)
+    log.info("%s ended with its session", _label(message, session))
     return InternalError(
         "Internal error: the session ended before the request finished (the server is shutting down)"
     )

@@ -51,6 +51,7 @@ from mcp_elicit.errors import (
     ProtocolError,
 )
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.log_labels import request_label
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
 from mcp_elicit.transports.http_exchange import (
@@ -420,11 +421,17 @@ class PostRoutes(SessionRoutes):
                 await exchange.reply(payload, status)
         except asyncio.CancelledError:
             if exchange.gone:
-                log.info("request %r (%s) cancelled: %s", message.id, message.method, exchange.gone_reason())
+                log.info(
+                    "%s cancelled: %s",
+                    request_label(message.method, message.params, message.id),
+                    exchange.gone_reason(),
+                )
                 task.uncancel()
             elif self.draining and not exchange.closed:
                 # the server stops and this request ran out of grace: say so, in JSON-RPC
-                log.info("request %r (%s) cut short by the shutdown", message.id, message.method)
+                log.info(
+                    "%s cut short by the shutdown", request_label(message.method, message.params, message.id)
+                )
                 task.uncancel()
                 await exchange.reply(jsonrpc.encode_error(message.id, SHUTTING_DOWN), 503)
             else:

@@ -51,6 +51,7 @@ from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
 from mcp_elicit.server.app import Server
+from mcp_elicit.server.log_labels import request_where
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
@@ -438,7 +439,7 @@ class StdioServer:
             if self.session is not None and self.session.cancel(rid):
                 return
             if task is not None:
-                log.info("request %r cancelled by the client", rid)
+                log.info("%s cancelled by the client", request_where(rid))
                 task.cancel()
 
     async def _request(self, message: jsonrpc.Request) -> None:

@@ -232,3 +232,51 @@ async def test_a_url_step_never_done_is_named_and_its_link_kept_out(
     assert " INFO " in line, line
     assert f"tools/call 'pay' (request {last}): the page of URL step 'pay-7' was not done" in line, line
     assert "ONE-TIME-7" not in log and "Traceback" not in log
+
+
+async def test_what_a_client_sends_stays_one_short_line(served: StdioProcess, wire_2025: WireChecker) -> None:
+    """A method that forges a line, and a 20,000-character request id cancelled by the
+    client: each is said in one line of bounded length, the session named as its spans
+    name it (the start of a digest), whatever the client put there."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    await served.send(init)
+    await served.until(0)
+    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    forged = "made/up\r\n2026-01-01 00:00:00 ERROR mcp_elicit.server forged\x1b[2K\u202e\x00"
+    await served.send({"jsonrpc": "2.0", "id": 1, "method": forged})
+    assert (await served.until(1))[0]["error"]["code"] == -32601
+    long_id = "r" * 20_000
+    call = {
+        "jsonrpc": "2.0",
+        "id": long_id,
+        "method": "tools/call",
+        "params": {"name": "signup", "arguments": {"plan": "x"}},
+    }
+    wire_2025.request(call)
+    await served.send(call)
+    while (await served.recv()).get("method") != "elicitation/create":
+        pass
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": long_id}}
+    await served.send(cancel)
+    await served.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    await served.until(2)
+    await served.stop()
+    log = served.stderr()
+
+    assert not [line for line in log.splitlines() if "forged" in line and "made/up" not in line], log
+    (line,) = _lines(log, "Method not found")
+    assert re.search(r" DEBUG .*\(request 1, session [0-9a-f]{8}\): answered with error -32601", line), line
+    assert "made/up\\r\\n2026-01-01" in line and "\\x1b[2K\\u202e\\x00" in line, line
+    said = _lines(log, "request 'rrrr")
+    assert said and all(len(line) < 1_000 for line in said), [len(line) for line in said]
+    assert re.search(r"cancelled by the client|ended with its session", said[-1]), said
+    assert max(len(line) for line in log.splitlines()) < 2_000

@@ -346,8 +346,8 @@ async def test_a_call_cut_before_any_event_is_cancelled_after_resume_within(
             await client.call_tool("order")
         await asyncio.wait_for(cancelled.wait(), 30)
     assert any(
-        "(tools/call) cancelled: the client closed the connection and did not resume it within 0.5 s"
-        in r.getMessage()
+        "tools/call 'order' (request 2) cancelled: the client closed the connection and did not resume "
+        "it within 0.5 s" in r.getMessage()
         for r in caplog.records
     ), caplog.text
 
