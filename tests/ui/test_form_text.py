@@ -362,6 +362,24 @@ def test_digits_of_other_scripts_are_read_as_numbers() -> None:
     assert parse_answer(Form(n=Number()).field("n"), "\u0663.5").value == 3.5
 
 
+@pytest.mark.parametrize(
+    ("kind", "text", "value"),
+    [
+        (Integer, "\u22125", -5),
+        (Integer, " \u22125 ", -5),
+        (Integer, "\uff0d\uff15", -5),
+        (Number, "\u22122.5", -2.5),
+        (Number, "1e\u22121", 0.1),
+    ],
+)
+def test_a_minus_sign_is_read_as_a_minus(kind: type[Integer] | type[Number], text: str, value: float) -> None:
+    # "\u22125" (U+2212, as Swedish writes a minus; U+FF0D from a Japanese input method) was
+    # refused in the terminal as "must be a whole number" while the page took it: both read
+    # typed numbers here (the page's answers through web_pages.check_form).
+    parsed = parse_answer(Form(n=kind()).field("n"), text)
+    assert (parsed.value, parsed.problem) == (value, None)
+
+
 #: A form as the official SDKs write one: exclusive bounds, a step, described options.
 SDK_FORM = FormSchema.parse(
     {

@@ -91,3 +91,20 @@ async def test_the_arrows_step_the_value_within_its_bounds(new_page: NewPage) ->
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(guests=20, budget=99, share=0.3, tip=-1)]
+
+
+async def test_a_number_with_a_minus_sign_is_said_and_stepped(new_page: NewPage) -> None:
+    # The script no longer turns "\u22125" (U+2212) into "-5" before sending it (the answer
+    # server reads it, as the terminal does), but the spin button still says and steps it.
+    async with open_round([form_request(PARTY)]) as opened:
+        page = await show(new_page, opened, locale="sv-SE")
+        tip = page.get_by_role("spinbutton", name="Tip")
+        await tip.fill("\u22125")
+        await expect(tip).to_have_attribute("aria-valuenow", "-5")
+        await tip.press("ArrowUp")
+        await expect(tip).to_have_value("-4")
+        await tip.fill("\u22125")
+        await page.get_by_role("spinbutton", name="Budget").fill("2")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(guests=3, budget=2, tip=-5)]

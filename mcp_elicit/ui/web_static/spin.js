@@ -23,9 +23,13 @@
     return Math.max(0, (digits.split(".")[1] || "").length - Number(exponent || 0));
   };
 
+  // The number as JavaScript reads one, for the arrows and aria-valuenow only: a minus sign
+  // (U+2212, U+FF0D) as "-". What is sent is read by the answer server (form_text).
+  const asNumber = (text) => text.replace(/[\u2212\uff0d]/g, "-");
+
   function spoken(input) {
     const number = input.value.trim() === "" ? {} : readNumber(input.value);
-    const text = number.text;
+    const text = number.text === undefined ? undefined : asNumber(number.text);
     if (text !== undefined && /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text) && Number.isFinite(Number(text))) {
       input.setAttribute("aria-valuenow", String(Number(text)));
       input.setAttribute("aria-valuetext", input.value.trim());
@@ -44,7 +48,7 @@
     let next = 0;
     if (typed !== "") {
       if (!input.hasAttribute("aria-valuenow")) return; // no number: left as typed
-      const now = readNumber(typed).text;
+      const now = asNumber(readNumber(typed).text);
       const by = input.dataset.step || "1";
       const digits = Math.min(20, Math.max(places(now), places(by)));
       next = Number((Number(now) + direction * Number(by)).toFixed(digits));

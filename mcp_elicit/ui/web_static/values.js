@@ -78,9 +78,10 @@ window.mcpElicitValues = (() => {
 
   // What a number typed goes to the answer server as ({text}: the form's own way of writing
   // it, a point before any decimals), or why it is not sent ({problem}). A minus sign
-  // (U+2212, as Swedish writes one) is a minus.
+  // (U+2212, as Swedish writes one) goes as typed: the answer server reads it as the
+  // terminal does (form_text), so the two cannot disagree.
   function readNumber(typed) {
-    const text = typed.trim().replace(/^\u2212/, "-");
+    const text = typed.trim();
     const write = `write the number without thousands separators and with “${DECIMAL}” before any decimals, like 1000 or 2${DECIMAL}5`;
     if (text.includes(OTHER)) return { problem: `“${text}” reads two ways; ${write}` };
     if (GROUPED.test(text)) return { problem: `“${text}” has a separator between its digits; ${write}` };
