@@ -45,7 +45,12 @@ line editing (cooked mode); a line the check refuses is answered with the reason
 next line and the prompt again. Keys a person may not be able to send there are typed
 words: ``!c`` (or ``!cancel``) cancels, ``!d`` (or ``!decline``) declines where Ctrl-N
 would; ``cancel_key`` and ``decline_key`` name them for the caller's hints. End of input
-still cancels; Ctrl-C there is the terminal's own SIGINT.
+still cancels, and so does Ctrl-C (the terminal's interrupt key, whichever ``stty intr``
+names), as at a drawn prompt: while a plain prompt reads, the terminal ends the line at
+that key instead of sending SIGINT (``_line_mode``: its ``ISIG`` off, the key its
+``VEOL``), so the key cancels the question and a ``kill -INT`` still stops the program;
+Ctrl-Z and Ctrl-\\ signal nothing then either, as at a drawn prompt. From an input that
+is no terminal (a pipe), Ctrl-C's byte (``\\x03``) in a line cancels the same.
 
 Output written while a prompt may be reading (a line about another request: one person,
 several requests) goes through ``above``: a drawn prompt is taken off the screen first and
@@ -64,7 +69,13 @@ import contextlib
 import re
 import sys
 import unicodedata
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
+
+try:
+    import termios
+except ImportError:  # Windows: no terminal settings to change
+    termios = None  # type: ignore[assignment]
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app, in_terminal
@@ -90,6 +101,8 @@ __all__ = ["Cancelled", "Check", "Declined", "Parts", "Prompter"]
 #: What a plain prompt takes, alone on its line, for Esc (cancel) and Ctrl-N (decline).
 _CANCEL_WORDS = ("!c", "!cancel")
 _DECLINE_WORDS = ("!d", "!decline")
+#: What a plain prompt's line ends with for Ctrl-C, unless the terminal names another key.
+_INTERRUPT = "\x03"
 _LINE_END = re.compile(r"\r\n?")
 
 #: The problem with the text typed so far, or None when it may be sent.
@@ -223,6 +236,41 @@ def _cannot_draw(output: Output | None) -> bool:
         return False
 
 
+def _terminal_mode(source: Input) -> list[Any] | None:
+    """The terminal settings of ``source`` (``termios``), or None when it is no terminal."""
+    if termios is None:  # no terminal settings here (Windows)
+        return None
+    try:
+        return termios.tcgetattr(source.fileno())
+    except (termios.error, NotImplementedError, OSError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def _line_mode(source: Input) -> Iterator[str]:
+    """``source`` in the terminal's own line editing (cooked mode) for a plain prompt, with
+    its interrupt key (Ctrl-C) ending the line rather than sending SIGINT: ``ISIG`` off and
+    the key (``VINTR``) made an end of line (``VEOL``); gives the character the key puts at
+    the line's end. An input that is no terminal, or one without an interrupt key, is only
+    put in cooked mode (``Input.cooked_mode``), and gives Ctrl-C's byte."""
+    before = _terminal_mode(source)
+    key = before[6][termios.VINTR] if before is not None else None
+    if before is None or not isinstance(key, bytes) or key in (b"", b"\0"):  # b"\0": none set
+        with source.cooked_mode():
+            yield _INTERRUPT
+        return
+    fileno = source.fileno()
+    mode = [*before[:6], list(before[6])]
+    mode[0] = int(before[0]) | termios.ICRNL  # as Input.cooked_mode: Enter is a newline
+    mode[3] = (int(before[3]) | termios.ECHO | termios.ICANON | termios.IEXTEN) & ~termios.ISIG
+    mode[6][termios.VEOL] = key
+    termios.tcsetattr(fileno, termios.TCSANOW, mode)
+    try:
+        yield key.decode("latin-1")
+    finally:
+        termios.tcsetattr(fileno, termios.TCSANOW, before)
+
+
 class Prompter:
     """Asks for one line at a time on a terminal (or on the given input and output)."""
 
@@ -237,6 +285,7 @@ class Prompter:
         self.cancel_key = _CANCEL_WORDS[0] if self.plain else "Esc"
         self.decline_key = _DECLINE_WORDS[0] if self.plain else "Ctrl-N"
         self._typed = ""  # a plain prompt's input read past the line it asked for
+        self._interrupt = _INTERRUPT  # the key that ends a plain prompt's line, cancelling
         self._ended = False  # a plain prompt's input is at its end
         self._showing: str | None = None  # a plain prompt waiting for its line
         self._arrived: asyncio.Future[None] | None = None  # what a plain prompt's read waits on
@@ -361,6 +410,13 @@ class Prompter:
     async def _ask_plain(
         self, message: Parts, default: str, check: Check | None, toolbar: Parts | None, *, declinable: bool
     ) -> str:
+        # In line mode before the prompt shows: a Ctrl-C typed as soon as it shows cancels too
+        with _line_mode(self.input) as self._interrupt:
+            return await self._ask_lines(message, default, check, toolbar, declinable=declinable)
+
+    async def _ask_lines(
+        self, message: Parts, default: str, check: Check | None, toolbar: Parts | None, *, declinable: bool
+    ) -> str:
         if toolbar is not None:
             self._say(_joined(toolbar))
         said = _joined(message)
@@ -372,7 +428,7 @@ class Prompter:
             self._showing = shown
             try:
                 line = await self._line()
-            except EOFError:
+            except (EOFError, Cancelled):  # after what the terminal echoed ("^C")
                 self._say("")
                 raise Cancelled() from None
             except asyncio.CancelledError:  # the line being typed ends before what is said next
@@ -392,13 +448,21 @@ class Prompter:
             self._say(problem)
 
     async def _line(self) -> str:
-        """The next line typed (the terminal's own line editing); ``EOFError`` at the end."""
-        while "\n" not in self._typed:
+        """The next line typed (the terminal's own line editing); ``EOFError`` at the end,
+        ``Cancelled`` for a line ended by the interrupt key (Ctrl-C)."""
+        while (end := self._line_end()) is None:
             if self._ended:
                 raise EOFError
             await self._read()
-        line, _, self._typed = self._typed.partition("\n")
+        line, ending, self._typed = self._typed[:end], self._typed[end], self._typed[end + 1 :]
+        if ending != "\n":
+            raise Cancelled()
         return line
+
+    def _line_end(self) -> int | None:
+        """Where the first line in ``_typed`` ends (a newline, or the interrupt key), if it does."""
+        ends = [at for at in (self._typed.find("\n"), self._typed.find(self._interrupt)) if at >= 0]
+        return min(ends) if ends else None
 
     async def _read(self) -> None:
         source = self.input
@@ -410,7 +474,7 @@ class Prompter:
 
         self._arrived = arrived
         try:
-            with source.cooked_mode(), source.attach(ready):
+            with source.attach(ready):  # in ``_line_mode`` (``_ask_plain``)
                 await arrived
         finally:
             self._arrived = None
@@ -431,5 +495,5 @@ class Prompter:
             while self._take() and not self._ended:
                 pass
         arrived = self._arrived
-        if arrived is not None and not arrived.done() and ("\n" in self._typed or self._ended):
+        if arrived is not None and not arrived.done() and (self._line_end() is not None or self._ended):
             arrived.set_result(None)

@@ -165,3 +165,15 @@ def drawn(typed: str = "") -> Iterator[Prompter]:
 async def test_a_first_key_replaces_the_default_and_an_edit_keeps_it(typed: str, answer: str) -> None:
     with drawn(typed) as prompter:
         assert await asyncio.wait_for(prompter.ask("Toppings > ", default="cheese"), 10) == answer
+
+
+async def test_ctrl_c_in_a_line_cancels_and_what_follows_it_is_kept() -> None:
+    # From an input that is no terminal, Ctrl-C's byte ends the line and cancels, as the key
+    # does at a terminal in line mode (test_terminal_pty_dumb_keys.py); what came after it
+    # answers the next prompt.
+    with plain("Ad\x03next\r") as (prompter, written, _):
+        async with asyncio.timeout(5):
+            with pytest.raises(Cancelled):
+                await prompter.ask("Name > ", declinable=True)
+            assert await prompter.ask("Again > ") == "next"
+    assert written.getvalue() == "Name > \nAgain > "
