@@ -1,6 +1,7 @@
 """One line of input at a time (prompt_toolkit): validated as it is typed; Esc, Ctrl-C and
-Ctrl-D cancel; Ctrl-N declines where the caller allows it; the first letter typed (or
-pasted) replaces a default still as given, an edit or a move first edits it.
+Ctrl-D cancel; Ctrl-N declines and Shift-Tab goes back where the caller allows it; the
+first letter typed (or pasted) replaces a default still as given, an edit or a move first
+edits it.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line, wrapped at word boundaries to the
@@ -21,7 +22,9 @@ Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D o
 line (end of input: the terminal is closed or the person is leaving), never a bare
 ``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
 form's field, where typing "d" is an answer), so a person can decline wherever they are,
-not only once every field holds a valid answer. Up brings back only what was typed at
+not only once every field holds a valid answer. Shift-Tab raises ``Back`` (with the text in
+the line) at a prompt asked with ``back=True`` (a form's field after its first: back to the
+one before it, as Shift-Tab moves back a field in a form). Up brings back only what was typed at
 earlier prompts asked with the same ``recall`` (a field's earlier answers, when its form is
 asked again); a prompt without one has nothing to bring back: with one history for every
 prompt, Up at a field gave the answer typed at the field before it. An Esc that starts an
@@ -38,19 +41,8 @@ is printed once above the prompt instead, so the keys it names are always shown.
 
 On a dumb terminal (prompt_toolkit's ``is_dumb_terminal``: ``TERM=dumb`` in an Emacs
 shell, a CI log, ``script``), or one terminfo knows without cursor addressing, the
-Prompter is ``plain``: it writes no escape sequence and
-moves no cursor. It prints the toolbar, then the prompt with its default in brackets
-(``Size (optional) [s] >``; an empty line takes it), and reads a whole line in the terminal's own
-line editing (cooked mode); a line the check refuses is answered with the reason on the
-next line and the prompt again. Keys a person may not be able to send there are typed
-words: ``!c`` (or ``!cancel``) cancels, ``!d`` (or ``!decline``) declines where Ctrl-N
-would; ``cancel_key`` and ``decline_key`` name them for the caller's hints. End of input
-still cancels, and so does Ctrl-C (the terminal's interrupt key, whichever ``stty intr``
-names), as at a drawn prompt: while a plain prompt reads, the terminal ends the line at
-that key instead of sending SIGINT (``_line_mode``: its ``ISIG`` off, the key its
-``VEOL``), so the key cancels the question and a ``kill -INT`` still stops the program;
-Ctrl-Z and Ctrl-\\ signal nothing then either, as at a drawn prompt. From an input that
-is no terminal (a pipe), Ctrl-C's byte (``\\x03``) in a line cancels the same.
+Prompter is ``plain``: it asks in plain lines (``ui.plain_lines``), and ``cancel_key``,
+``decline_key`` and ``back_key`` name the words typed there for the caller's hints.
 
 Output written while a prompt may be reading (a line about another request: one person,
 several requests) goes through ``above``: a drawn prompt is taken off the screen first and
@@ -64,18 +56,10 @@ longer reaches that part (the answer can be changed at the form's review).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import re
 import sys
 import unicodedata
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from typing import Any
-
-try:
-    import termios
-except ImportError:  # Windows: no terminal settings to change
-    termios = None  # type: ignore[assignment]
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app, in_terminal
@@ -94,30 +78,24 @@ from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
 
 from mcp_elicit.ui.columns import cells, wrapped
+from mcp_elicit.ui.plain_lines import (
+    BACK_WORDS,
+    CANCEL_WORDS,
+    DECLINE_WORDS,
+    Back,
+    Cancelled,
+    Declined,
+    PlainLines,
+)
 from mcp_elicit.ui.server_text import for_encoding
 
-__all__ = ["Cancelled", "Check", "Declined", "Parts", "Prompter"]
-
-#: What a plain prompt takes, alone on its line, for Esc (cancel) and Ctrl-N (decline).
-_CANCEL_WORDS = ("!c", "!cancel")
-_DECLINE_WORDS = ("!d", "!decline")
-#: What a plain prompt's line ends with for Ctrl-C, unless the terminal names another key.
-_INTERRUPT = "\x03"
-_LINE_END = re.compile(r"\r\n?")
+__all__ = ["Back", "Cancelled", "Check", "Declined", "Parts", "Prompter"]
 
 #: The problem with the text typed so far, or None when it may be sent.
 Check = Callable[[str], str | None]
 
 #: What a prompt or a toolbar says: one text, or parts shown ``_PARTS``-separated.
 Parts = str | Sequence[str]
-
-
-class Cancelled(Exception):
-    """The person pressed Esc, Ctrl-C, or Ctrl-D on an empty line (end of input)."""
-
-
-class Declined(Exception):
-    """The person pressed Ctrl-N at a prompt that may be declined."""
 
 
 class _CheckValidator(Validator):
@@ -192,7 +170,9 @@ def _esc_alone() -> bool:
     return len(processor.key_buffer) == 1 and not processor.input_queue
 
 
-def _bindings(declinable: Callable[[], bool], fresh: Callable[[], bool]) -> KeyBindings:
+def _bindings(
+    declinable: Callable[[], bool], fresh: Callable[[], bool], back: Callable[[], bool]
+) -> KeyBindings:
     bindings = KeyBindings()
 
     # A default not yet edited nor moved in goes at the first letter typed (or pasted), as
@@ -211,6 +191,10 @@ def _bindings(declinable: Callable[[], bool], fresh: Callable[[], bool]) -> KeyB
     @bindings.add("c-n", filter=Condition(declinable))
     def _decline(event: KeyPressEvent) -> None:
         event.app.exit(exception=Declined())
+
+    @bindings.add("s-tab", filter=Condition(back))
+    def _back(event: KeyPressEvent) -> None:
+        event.app.exit(exception=Back(event.current_buffer.text))
 
     return bindings
 
@@ -236,41 +220,6 @@ def _cannot_draw(output: Output | None) -> bool:
         return False
 
 
-def _terminal_mode(source: Input) -> list[Any] | None:
-    """The terminal settings of ``source`` (``termios``), or None when it is no terminal."""
-    if termios is None:  # no terminal settings here (Windows)
-        return None
-    try:
-        return termios.tcgetattr(source.fileno())
-    except (termios.error, NotImplementedError, OSError, ValueError):
-        return None
-
-
-@contextlib.contextmanager
-def _line_mode(source: Input) -> Iterator[str]:
-    """``source`` in the terminal's own line editing (cooked mode) for a plain prompt, with
-    its interrupt key (Ctrl-C) ending the line rather than sending SIGINT: ``ISIG`` off and
-    the key (``VINTR``) made an end of line (``VEOL``); gives the character the key puts at
-    the line's end. An input that is no terminal, or one without an interrupt key, is only
-    put in cooked mode (``Input.cooked_mode``), and gives Ctrl-C's byte."""
-    before = _terminal_mode(source)
-    key = before[6][termios.VINTR] if before is not None else None
-    if before is None or not isinstance(key, bytes) or key in (b"", b"\0"):  # b"\0": none set
-        with source.cooked_mode():
-            yield _INTERRUPT
-        return
-    fileno = source.fileno()
-    mode = [*before[:6], list(before[6])]
-    mode[0] = int(before[0]) | termios.ICRNL  # as Input.cooked_mode: Enter is a newline
-    mode[3] = (int(before[3]) | termios.ECHO | termios.ICANON | termios.IEXTEN) & ~termios.ISIG
-    mode[6][termios.VEOL] = key
-    termios.tcsetattr(fileno, termios.TCSANOW, mode)
-    try:
-        yield key.decode("latin-1")
-    finally:
-        termios.tcsetattr(fileno, termios.TCSANOW, before)
-
-
 class Prompter:
     """Asks for one line at a time on a terminal (or on the given input and output)."""
 
@@ -279,16 +228,14 @@ class Prompter:
         self._output = output
         self._session: PromptSession[str] | None = None
         self._declinable = False
+        self._back = False
         self._fresh = False  # the default is as given: the first key typed replaces it
         #: Asks in plain lines: the terminal cannot be drawn on (see ``_cannot_draw``).
         self.plain = _cannot_draw(output)
-        self.cancel_key = _CANCEL_WORDS[0] if self.plain else "Esc"
-        self.decline_key = _DECLINE_WORDS[0] if self.plain else "Ctrl-N"
-        self._typed = ""  # a plain prompt's input read past the line it asked for
-        self._interrupt = _INTERRUPT  # the key that ends a plain prompt's line, cancelling
-        self._ended = False  # a plain prompt's input is at its end
-        self._showing: str | None = None  # a plain prompt waiting for its line
-        self._arrived: asyncio.Future[None] | None = None  # what a plain prompt's read waits on
+        self.cancel_key = CANCEL_WORDS[0] if self.plain else "Esc"
+        self.decline_key = DECLINE_WORDS[0] if self.plain else "Ctrl-N"
+        self.back_key = BACK_WORDS[0] if self.plain else "Shift-Tab"
+        self._lines: PlainLines | None = None  # made on first use, as the session is
         self._recalled: dict[str, InMemoryHistory] = {}  # what Up brings back, by ``recall``
 
     @property
@@ -304,13 +251,20 @@ class Prompter:
         return self._input
 
     @property
+    def lines(self) -> PlainLines:
+        """What asks when ``plain``; made on first use, as the session is."""
+        if self._lines is None:
+            self._lines = PlainLines(self.input, self.output, self._shown)
+        return self._lines
+
+    @property
     def session(self) -> PromptSession[str]:
         """Made on first use, so that building a ``Prompter`` needs no terminal."""
         if self._session is None:
             self._session = PromptSession(
                 input=self._input,
                 output=self.output,
-                key_bindings=_bindings(lambda: self._declinable, lambda: self._fresh),
+                key_bindings=_bindings(lambda: self._declinable, lambda: self._fresh, lambda: self._back),
             )
             self._session.default_buffer.on_text_changed += self._touched
             self._session.default_buffer.on_cursor_position_changed += self._touched
@@ -325,17 +279,22 @@ class Prompter:
         check: Check | None = None,
         toolbar: Parts | None = None,
         declinable: bool = False,
+        back: bool = False,
+        draft: bool = False,
         recall: str | None = None,
     ) -> str:
         """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
-        input; ``Declined`` on Ctrl-N when ``declinable``. Up brings back the texts earlier
-        prompts with the same ``recall`` returned (none without it)."""
+        input; ``Declined`` on Ctrl-N when ``declinable``; ``Back`` on Shift-Tab when
+        ``back``. The first key typed replaces ``default`` unless it is a ``draft`` (what
+        the person typed before: keys edit it). Up brings back the texts earlier prompts
+        with the same ``recall`` returned (none without it)."""
         if self.plain:
-            return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
+            said, bar = _joined(message), _joined(toolbar) if toolbar is not None else None
+            return await self.lines.ask(said, default, check, bar, declinable=declinable, back=back)
         shown = self._drawn
         if toolbar is not None and self.session.app.renderer.cpr_support is not CPR_Support.SUPPORTED:
             self._say(_rows(toolbar, max(self.output.get_size().columns, 20), shown))  # see the docstring
-        self._declinable = declinable
+        self._declinable, self._back = declinable, back
         last = _parts(message)[-1] if _parts(message) else ""
         after = last[len(last.rstrip()) :]  # the space the cursor starts after
         # prompt_toolkit keeps a prompt's settings for the next one where that one passes
@@ -354,30 +313,21 @@ class Prompter:
                 validator=_CheckValidator(check, shown) if check is not None else None,
                 validate_while_typing=True,
                 handle_sigint=False,
-                pre_run=self._untouched if default else None,
+                pre_run=self._untouched if default and not draft else None,
                 bottom_toolbar=(lambda: _rows(toolbar, _width(), shown)) if toolbar is not None else None,
             )
         except EOFError:
             raise Cancelled() from None
         finally:
-            self._declinable = self._fresh = False
+            self._declinable = self._back = self._fresh = False
 
     @contextlib.asynccontextmanager
     async def above(self) -> AsyncIterator[None]:
         """Around output written while a prompt may be reading: it shows above the prompt,
         which is drawn (or written) again below it."""
         if self.plain:
-            shown = self._showing
-            if shown is not None:
-                self._held()
-                self._say("")
-            try:
+            with self.lines.above():
                 yield
-            finally:
-                if shown is not None and self._showing is shown:
-                    typed, newline, _ = self._typed.partition("\n")
-                    self.output.write(shown + typed + newline)
-                    self.output.flush()
             return
         app = self._session.app if self._session is not None else None
         if app is None or not app.is_running:
@@ -406,94 +356,3 @@ class Prompter:
     def _say(self, text: str) -> None:
         self.output.write(self._shown(text) + "\n")
         self.output.flush()
-
-    async def _ask_plain(
-        self, message: Parts, default: str, check: Check | None, toolbar: Parts | None, *, declinable: bool
-    ) -> str:
-        # In line mode before the prompt shows: a Ctrl-C typed as soon as it shows cancels too
-        with _line_mode(self.input) as self._interrupt:
-            return await self._ask_lines(message, default, check, toolbar, declinable=declinable)
-
-    async def _ask_lines(
-        self, message: Parts, default: str, check: Check | None, toolbar: Parts | None, *, declinable: bool
-    ) -> str:
-        if toolbar is not None:
-            self._say(_joined(toolbar))
-        said = _joined(message)
-        head, mark, tail = said.rpartition(">")
-        shown = self._shown(f"{head}[{default}] {mark}{tail}" if default and mark else said)
-        while True:
-            self.output.write(shown)
-            self.output.flush()
-            self._showing = shown
-            try:
-                line = await self._line()
-            except (EOFError, Cancelled):  # after what the terminal echoed ("^C")
-                self._say("")
-                raise Cancelled() from None
-            except asyncio.CancelledError:  # the line being typed ends before what is said next
-                self._say("")
-                raise
-            finally:
-                self._showing = None
-            word = line.strip().lower()
-            if word in _CANCEL_WORDS:
-                raise Cancelled()
-            if declinable and word in _DECLINE_WORDS:
-                raise Declined()
-            text = line if word else default
-            problem = check(text) if check is not None else None
-            if problem is None:
-                return text
-            self._say(problem)
-
-    async def _line(self) -> str:
-        """The next line typed (the terminal's own line editing); ``EOFError`` at the end,
-        ``Cancelled`` for a line ended by the interrupt key (Ctrl-C)."""
-        while (end := self._line_end()) is None:
-            if self._ended:
-                raise EOFError
-            await self._read()
-        line, ending, self._typed = self._typed[:end], self._typed[end], self._typed[end + 1 :]
-        if ending != "\n":
-            raise Cancelled()
-        return line
-
-    def _line_end(self) -> int | None:
-        """Where the first line in ``_typed`` ends (a newline, or the interrupt key), if it does."""
-        ends = [at for at in (self._typed.find("\n"), self._typed.find(self._interrupt)) if at >= 0]
-        return min(ends) if ends else None
-
-    async def _read(self) -> None:
-        source = self.input
-        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def ready() -> None:
-            if self._take() and not arrived.done():
-                arrived.set_result(None)
-
-        self._arrived = arrived
-        try:
-            with source.attach(ready):  # in ``_line_mode`` (``_ask_plain``)
-                await arrived
-        finally:
-            self._arrived = None
-
-    def _take(self) -> bool:
-        """Add what the input holds now to ``_typed``: whether anything came (or its end)."""
-        source = self.input
-        keys = [*source.read_keys(), *source.flush_keys()]
-        self._typed += _LINE_END.sub("\n", "".join(key.data for key in keys))
-        self._ended = source.closed
-        return bool(keys) or self._ended
-
-    def _held(self) -> None:
-        """Take the part of a line typed so far at a plain prompt, which a terminal in cooked
-        mode keeps to itself until Enter: out of that mode for a moment, it hands it over.
-        A whole line (or the end) taken with it wakes the prompt's read."""
-        with self.input.raw_mode():
-            while self._take() and not self._ended:
-                pass
-        arrived = self._arrived
-        if arrived is not None and not arrived.done() and (self._line_end() is not None or self._ended):
-            arrived.set_result(None)

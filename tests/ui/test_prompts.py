@@ -17,7 +17,7 @@ from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from mcp_elicit.ui.prompts import Cancelled, Declined, Prompter
+from mcp_elicit.ui.prompts import Back, Cancelled, Declined, Prompter
 from mcp_elicit.ui.terminal import interrupts_noted
 
 pytestmark = pytest.mark.anyio
@@ -177,3 +177,33 @@ async def test_ctrl_c_in_a_line_cancels_and_what_follows_it_is_kept() -> None:
                 await prompter.ask("Name > ", declinable=True)
             assert await prompter.ask("Again > ") == "next"
     assert written.getvalue() == "Name > \nAgain > "
+
+
+SHIFT_TAB = "\x1b[Z"
+
+
+async def test_shift_tab_goes_back_with_what_the_line_held_where_going_back_is_allowed() -> None:
+    with drawn("Ad" + SHIFT_TAB) as prompter:
+        with pytest.raises(Back) as went:
+            await asyncio.wait_for(prompter.ask("Name > ", back=True), 10)
+    assert went.value.text == "Ad"
+    with drawn("Ad" + SHIFT_TAB + "am\r") as prompter:  # where it is not, the key does nothing
+        assert await asyncio.wait_for(prompter.ask("Name > "), 10) == "Adam"
+    assert prompter.back_key == "Shift-Tab"
+
+
+async def test_a_draft_shown_again_is_edited_not_replaced_by_the_first_key() -> None:
+    with drawn("am\r") as prompter:
+        assert await asyncio.wait_for(prompter.ask("Name > ", default="Ad", draft=True), 10) == "Adam"
+
+
+async def test_a_typed_word_goes_back_on_a_dumb_terminal_where_going_back_is_allowed() -> None:
+    with plain(" !B \r!back\r!b\r") as (prompter, _, _):
+        assert prompter.back_key == "!b"
+        async with asyncio.timeout(5):
+            with pytest.raises(Back) as went:
+                await prompter.ask("> ", back=True)
+            assert went.value.text == ""
+            with pytest.raises(Back):
+                await prompter.ask("> ", back=True)
+            assert await prompter.ask("> ") == "!b"  # an answer where there is no going back
