@@ -61,9 +61,10 @@ class Declined(Exception):
 
 class Back(Exception):
     """The person pressed Shift-Tab at a prompt that may go back; ``text`` is what the line
-    held then (a draft to show again when the prompt is asked again)."""
+    held then (a draft to show again when the prompt is asked again), None for a typed
+    word (``BACK_WORDS``: the word is all the line held)."""
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str | None = None) -> None:
         super().__init__(text)
         self.text = text
 

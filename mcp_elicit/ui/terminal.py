@@ -3,10 +3,14 @@
 A form goes in three steps. First the whole question: which server asks, during which
 request, its message, and every field with its title, description, constraints, default
 and choices (each with its description); the person chooses to fill it in, to decline
-(``d``), or to cancel (Esc). Then one prompt per field, prefilled with the default (the
-first letter typed replaces it, as the field's keys say; an edit or a move first edits it),
-checked on every keystroke with the form's own rules. Then a review of every answer, where any can be changed by its
-number before sending (Enter), or the whole question declined (``d``) or cancelled (Esc).
+(``d``), or to cancel (Esc). Then one prompt per field (``ui.field_prompt``), its
+description (a few rows of it) and choices shown again above it and what it takes under
+it, prefilled with the default (the first letter typed replaces it, as the field's keys
+say; an edit or a move first edits it), checked on every keystroke with the form's own
+rules; Shift-Tab (``!b`` on a dumb terminal) goes back to the field before, its answer
+kept to change, and what was typed in the field left is there again when it comes back.
+Then a review of every answer, where any can be changed by its number before sending
+(Enter), or the whole question declined (``d``) or cancelled (Esc).
 
 A URL goes through consent: the full URL with its host and registrable domain
 highlighted and every warning from ``client.url_consent``; a URL it refuses never
@@ -41,7 +45,6 @@ import os
 import signal
 import sys
 import threading
-import unicodedata
 import webbrowser
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
@@ -51,21 +54,9 @@ from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stoppe
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
-from mcp_elicit.forms import FieldSpec, FormSchema, MultiChoice
+from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.transports.local import Opener, open_in_browser
-from mcp_elicit.ui.form_text import (
-    SAID_MAX,
-    Parsed,
-    constraints,
-    default_text,
-    fit,
-    label,
-    option_about,
-    option_lines,
-    parse_answer,
-    position,
-    typed,
-)
+from mcp_elicit.ui.form_text import position
 from mcp_elicit.ui.page_wait import waiting_line
 
 if TYPE_CHECKING:
@@ -81,7 +72,6 @@ __all__ = ["Opener", "TerminalAnswerer", "interrupts_noted", "require_cli_extra"
 _DECIDE = ("Enter: fill in the form", "d: decline", "{cancel}: cancel > ")
 _CONSENT = ("o: open it in your browser", "d: decline", "{cancel}: cancel > ")
 _REFUSED = ("Enter or d: decline", "{cancel}: cancel > ")
-_PROMPT_LABEL = 60
 _AFTER_OPEN = ("Enter: I am done on the page", "r: open it again", "{cancel}: cancel > ")
 
 
@@ -181,6 +171,7 @@ class TerminalAnswerer:
     # ---- forms ------------------------------------------------------------------------
 
     async def _form(self, request: ElicitationRequest) -> ElicitAnswer:
+        from mcp_elicit.ui.prompts import Back
         from mcp_elicit.ui.render import problems_text, question_panel, review_table
 
         schema = request.schema
@@ -190,8 +181,20 @@ class TerminalAnswerer:
         if await self._choose(_DECIDE, "", "d") == "d":
             return self._declined()
         values: dict[str, Any] = {}
-        for spec in schema.fields:
-            values[spec.name] = await self._field(schema, spec, None)
+        drafts: dict[str, str] = {}  # what was in a field's line when the person went back
+        at = 0
+        while at < len(schema.fields):
+            spec = schema.fields[at]
+            try:
+                values[spec.name] = await self._field(
+                    schema, spec, values.get(spec.name), back=at > 0, draft=drafts.pop(spec.name, None)
+                )
+            except Back as went:  # to the field before, its answer kept
+                if went.text is not None:
+                    drafts[spec.name] = went.text
+                at -= 1
+            else:
+                at += 1
         count = len(schema.fields)
         review = (
             "Enter: send",
@@ -209,56 +212,27 @@ class TerminalAnswerer:
             ).strip()
             if choice.lower() in _WORDS["d"]:
                 return self._declined()
-            at = position(choice, count)
-            if at is not None:
-                spec = schema.fields[at - 1]
+            chosen = position(choice, count)
+            if chosen is not None:
+                spec = schema.fields[chosen - 1]
                 values[spec.name] = await self._field(schema, spec, values.get(spec.name))
                 continue
             content = {name: value for name, value in values.items() if value is not None}
             self.console.print("Sent.", style="green")
             return ElicitAnswer.accept(content)
 
-    async def _field(self, schema: FormSchema, spec: FieldSpec, current: object) -> object:
-        from rich.table import Table
-        from rich.text import Text
+    async def _field(
+        self,
+        schema: FormSchema,
+        spec: FieldSpec,
+        current: object,
+        *,
+        back: bool = False,
+        draft: str | None = None,
+    ) -> object:
+        from mcp_elicit.ui.field_prompt import ask_field
 
-        lines = option_lines(spec)
-        if lines:  # a grid: a choice that wraps goes on under its text, not at the margin
-            grid = Table.grid(padding=(0, 1, 0, 0))
-            grid.add_column(justify="right", no_wrap=True)
-            grid.add_column(overflow="fold")
-            abouts = option_about(spec, schema.extras(spec.name))
-            for line, said in zip(lines, abouts, strict=True):  # as Text: a console may read markup
-                number, _, text = line.partition(" ")
-                grid.add_row(Text(f"  {number}", style="cyan"), Text(text, style="cyan"))
-                if said:  # under its option's title, where the person choosing reads
-                    grid.add_row(Text(""), Text(said, style="dim"))
-            self.console.print(grid)
-        start = typed(spec, current) if current is not None else default_text(spec)
-        suffix = "" if spec.required else " (optional)"
-        # Choices shown ticked and all cleared are none of them, as unticked boxes on the page.
-        cleared: list[str] | None = [] if isinstance(spec, MultiChoice) and start.strip() else None
-        text = await self.prompter.ask(
-            f"{_short_label(spec)}{suffix} > ",
-            default=start,
-            check=_field_check(schema, spec, self.prompter.decline_key, cleared),
-            toolbar=[
-                *constraints(spec, schema.extras(spec.name)),
-                *(
-                    [f"typing replaces {'your answer' if current is not None else 'the default'}"]
-                    if start
-                    else []
-                ),
-                "Enter: next",
-                f"{self.prompter.decline_key}: decline",
-                f"{self.prompter.cancel_key}: cancel",
-            ],
-            declinable=True,
-            # Up: this field's earlier answers (its form asked again), never another's, nor
-            # those of a field of another form that has its name but asks something else
-            recall="\0".join((type(spec).__name__, spec.name, spec.title or "")),
-        )
-        return cleared if cleared is not None and not text.strip() else parse_answer(spec, text).value
+        return await ask_field(self.prompter, self.console, schema, spec, current, back=back, draft=draft)
 
     async def _choose(self, message: tuple[str, ...], *choices: str) -> str:
         """One of ``choices`` (keys of ``_WORDS``), typed as a letter or a word."""
@@ -356,41 +330,6 @@ def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
         return f"type {change}, d to decline, or Enter to send"
 
     return check
-
-
-def _field_check(
-    schema: FormSchema, spec: FieldSpec, decline_key: str, cleared: list[str] | None = None
-) -> Callable[[str], str | None]:
-    """What is wrong with ``text`` as ``spec``'s answer (``cleared``, when given, is what an
-    empty line is: a multi-choice's ticked choices all cleared); a required field left empty
-    says how to leave it instead (a person may have no answer to give)."""
-
-    def check(text: str) -> str | None:
-        parsed = Parsed(cleared) if cleared is not None and not text.strip() else parse_answer(spec, text)
-        if parsed.problem is not None:
-            how = f": {parsed.how}" if parsed.how else ""
-            return f"{_short_label(spec)} {parsed.problem}{how}"
-        if parsed.value is None:
-            if spec.required and spec.default is None:
-                return f"{_short_label(spec)} is required: type an answer, or {decline_key} to decline"
-            return None
-        problem = schema.check_field(spec.name, parsed.value)
-        return f"{_short_label(spec)} {fit(problem, SAID_MAX, length=True)}" if problem else None
-
-    return check
-
-
-def _short_label(spec: FieldSpec) -> str:
-    """The field's label as its prompt shows it: at most ``_PROMPT_LABEL`` characters, cut
-    between whole letters (the question above shows it whole). The prompt is drawn again
-    at every key, so a label of thousands of characters made each key take seconds."""
-    text = label(spec)
-    if len(text) <= _PROMPT_LABEL:
-        return text
-    cut = _PROMPT_LABEL - 1  # between whole letters: not before a mark, nor after a joiner
-    while cut > 1 and (unicodedata.category(text[cut]) in ("Mn", "Me", "Cf") or text[cut - 1] == "\u200d"):
-        cut -= 1
-    return text[:cut] + "…"
 
 
 def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError | None:

@@ -443,6 +443,6 @@ def test_no_text_browser_takes_over_a_headless_terminal(monkeypatch: pytest.Monk
 def test_a_long_label_is_cut_short_between_whole_letters(title: str, shown: str) -> None:
     """The prompt's label is cut at 60 characters; cut after an "e" whose accent follows
     it as a combining mark, it showed a plain "e" where the label said "é"."""
-    from mcp_elicit.ui.terminal import _short_label
+    from mcp_elicit.ui.field_prompt import short_label
 
-    assert _short_label(String(title=title, name="f")) == shown
+    assert short_label(String(title=title, name="f")) == shown

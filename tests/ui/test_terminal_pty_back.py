@@ -1,0 +1,70 @@
+"""Going back a field, and a field's description at its prompt, in a real terminal
+(``in_a_terminal``): Shift-Tab on a terminal drawn on, the typed word ``!b`` on a dumb one."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from cli.pty_session import CTRL_U, ENTER
+
+from ui.test_terminal_pty import DUMB_FORM, asking, in_a_terminal
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+SHIFT_TAB = "\x1b[Z"
+FORM = {
+    "type": "object",
+    "properties": {
+        "n": {
+            "type": "integer",
+            "title": "Guests",
+            "description": "You included",
+            "minimum": 1,
+            "maximum": 5,
+        },
+        "who": {"type": "string", "title": "Name", "description": "As on your card"},
+    },
+    "required": ["n", "who"],
+}
+
+
+def test_shift_tab_goes_back_a_field_in_a_real_terminal() -> None:
+    with in_a_terminal(*asking("Who comes?", FORM)) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("You included")  # the field's description, again above its prompt
+        pty.expect("Guests >")
+        pty.send("2" + ENTER)
+        pty.expect("As on your card")
+        pty.expect("Shift-Tab: back")
+        pty.expect("Name >")
+        pty.send("Ada" + SHIFT_TAB)
+        pty.expect("You included")
+        pty.expect("Guests > 2")  # its answer, to change
+        pty.send(CTRL_U + "3" + ENTER)
+        pty.expect("Name > Ada")  # what was typed there before going back
+        pty.send(" L" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3, "who": "Ada L"}}')
+        assert pty.wait() == 0
+
+
+def test_a_typed_word_goes_back_a_field_on_a_dumb_terminal() -> None:
+    with in_a_terminal(*asking("How many?", DUMB_FORM), term="dumb") as pty:
+        pty.expect("!c: cancel >")
+        pty.send(ENTER)
+        pty.expect("Guests >")
+        pty.send("3" + ENTER)
+        pty.expect("Enter: next · !b: back · !d: decline · !c: cancel")
+        pty.expect("Size (optional) [Small] >")
+        pty.send("!b" + ENTER)
+        pty.expect("Guests [3] >")
+        pty.send("4" + ENTER)
+        pty.expect("Size (optional) [Small] >")
+        pty.send(ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 4, "size": "s"}}')
+        assert pty.wait() == 0
