@@ -101,7 +101,8 @@ def _line_mode(source: Input) -> Iterator[str]:
     try:
         yield key.decode("latin-1")
     finally:
-        termios.tcsetattr(fileno, termios.TCSANOW, before)
+        with contextlib.suppress(termios.error):  # a terminal gone (hung up) has no settings
+            termios.tcsetattr(fileno, termios.TCSANOW, before)
 
 
 class PlainLines:
