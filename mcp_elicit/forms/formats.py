@@ -41,6 +41,8 @@ import unicodedata
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
+from mcp_elicit.forms.uri_spelling import as_sent
+
 __all__ = [
     "FORMAT_CHECKS",
     "FORMAT_LENGTHS",
@@ -244,44 +246,16 @@ def _as_browsers_send(text: str) -> str | None:
     """How ``text``, an address but for letters, digits, marks or symbols beyond ASCII (a
     host name in another script, an accented path), reads as a browser sends it: "as
     https://xn--r8jz45g.jp/", its host name in punycode, anything else beyond ASCII
-    %-escaped in UTF-8. None when that is no address either, is longer than
+    %-escaped in UTF-8 (``uri_spelling.as_sent``: nothing where that could name another
+    address than the one typed). None when that is no address either, is longer than
     ``_SENT_MAX``, or ``text`` holds a space, a control or an invisible character (a person
-    must see those, not have them escaped away). The host name goes through Python's own
-    IDNA codec (IDNA 2003); where that can differ from the UTS 46 mapping browsers use (its
-    four deviation characters, a name it refuses) nothing is suggested."""
+    must see those, not have them escaped away)."""
     if any(ch.isascii() or unicodedata.category(ch)[0] not in "LMNPS" for ch in _NOT_URI_CHAR.findall(text)):
         return None
-    scheme, colon, rest = text.partition(":")
-    authority = ""
-    if rest.startswith("//"):
-        cut = min((rest.find(ch, 2) for ch in "/?#" if ch in rest[2:]), default=len(rest))
-        authority, rest = rest[2:cut], rest[cut:]
-        user, at, host_port = authority.rpartition("@")
-        host, port = host_port, ""
-        if not host_port.startswith("[") and ":" in host_port:
-            host, _, digits = host_port.rpartition(":")
-            port = f":{digits}"
-        if not host.isascii():
-            if _DEVIATIONS.intersection(host):
-                return None
-            try:
-                host = host.encode("idna").decode("ascii")
-            except UnicodeError:
-                return None
-        authority = f"//{_escaped(user)}{at}{host}{port}"
-    sent = f"{scheme}{colon}{authority}{_escaped(rest)}"
-    if len(sent) > _SENT_MAX or not is_uri(sent):
+    sent = as_sent(text)
+    if sent is None or len(sent) > _SENT_MAX or not is_uri(sent):
         return None
     return f"as {sent}, as browsers send it"
-
-
-#: The characters IDNA 2003 maps otherwise than browsers do (UTS 46, non-transitional).
-_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
-
-
-def _escaped(part: str) -> str:
-    """``part`` with every character beyond ASCII %-escaped in UTF-8."""
-    return "".join(ch if ch.isascii() else "".join(f"%{byte:02X}" for byte in ch.encode()) for ch in part)
 
 
 def _email_problem(text: str) -> str:
