@@ -22,7 +22,8 @@ Rules:
   of at least two letter-digit-hyphen labels whose last is a word of two or more
   letters (or an ``xn--`` label). ``name@localhost`` is refused. A quoted part, an
   address in brackets and a domain without a dot, which RFC 5321 allows, are each
-  refused with a message that names them (:func:`format_message`).
+  refused with a message that names them, as is any other fault found (a dot at the end,
+  an ``_`` in the domain, a one-letter last part: :func:`format_message`).
 - ``uri`` is an absolute RFC 3986 URI: a scheme, ``:`` (then perhaps nothing: ``x:`` has
   an empty path, which RFC 3986 allows, as ``mailto:`` does), then only the characters RFC
   3986 allows (ASCII letters, digits, ``-._~:/?#[]@!$&'()*+,;=``) and ``%`` followed by
@@ -201,7 +202,7 @@ def format_message(fmt: str, text: str) -> str:
     """What is wrong with ``text``, which ``fmt`` refused: the format's message, or what in
     ``text`` a person cannot see or may not know is wrong: spaces around it (pasted
     text; a terminal keeps text as typed), characters an ``email`` or a ``uri`` cannot
-    hold (named as ``U+XXXX``), a ``date`` with its year first written another way
+    hold (named as ``U+XXXX``), what part of an ``email`` is wrong, a ``date`` with its year first written another way
     ("2025-2-3", "2025/02/03": how to write it, "2025-02-03"), and, for a ``date`` or
     ``date-time`` written the right way, which part names nothing real (a 30 February, a
     24:00, a +24:00 offset, a second 60 away from the end of a UTC day)."""
@@ -259,25 +260,74 @@ def _as_browsers_send(text: str) -> str | None:
 
 
 def _email_problem(text: str) -> str:
-    """What a person may not know is wrong with ``text`` (ASCII, refused as an ``email``): a
-    quoted part, an address in brackets or a domain without a dot, each valid in RFC 5321."""
-    local, _, domain = text.rpartition("@")
+    """What is wrong with ``text`` (ASCII, refused as an ``email``), said as specifically as
+    it can be (the format's message when nothing more is known): where the ``@`` is, what is
+    before it (at most 64 characters, no dot at either end or two in a row, no quoted part),
+    then what is after it (a domain name: labels of letters, digits and hyphens not at
+    either end, a last one of two or more letters, no trailing dot, no address in brackets).
+    Nothing of ``text`` is repeated but a short part of the domain that is known to be plain."""
+    if text.endswith(".") and is_email(text[:-1]):
+        return "ends with a dot; take it out"
+    problem = _email_fault(text)
+    return f"{problem}; it {FORMAT_MESSAGES['email']}" if problem else FORMAT_MESSAGES["email"]
+
+
+#: The characters a dot-string email address may hold before its ``@`` (RFC 5321's atext and ".").
+_ATEXT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+/=?^_`{|}~.-")
+
+
+def _email_fault(text: str) -> str | None:
+    """What in ``text`` an email address here cannot have, the first found, or None."""
     if len(text) > 254:
-        return FORMAT_MESSAGES["email"]
-    if len(local) > 1 and local.startswith('"') and local.endswith('"') and is_email(f"a@{domain}"):
-        problem = "has a quoted part before the @, which an email address here cannot hold"
-    elif not is_email(f"{local}@example.com"):
-        return FORMAT_MESSAGES["email"]
-    elif domain.startswith("[") and domain.endswith("]"):
-        problem = "has an address in brackets after the @, where an email address here needs a domain name"
-    elif domain and "." not in domain and is_email(f"{local}@{domain}.com"):
-        problem = (
+        return "is longer than 254 characters"
+    local, at, domain = text.rpartition("@")
+    if not at:
+        return "has no @ between a name and a domain"
+    if len(local) > 1 and local.startswith('"') and local.endswith('"'):
+        return "has a quoted part before the @, which an email address here cannot hold"
+    if "@" in local:
+        return "has more than one @"
+    if not local:
+        return "has nothing before the @"
+    if not domain:
+        return "has nothing after the @"
+    if len(local) > 64:
+        return "has more than 64 characters before the @"
+    odd = sorted({f"U+{ord(ch):04X}" for ch in local if ch not in _ATEXT})
+    if odd:
+        return f"has characters an email address cannot hold before the @ ({', '.join(odd)})"
+    if local.startswith("."):
+        return "has a dot at its start, where an email address cannot have one"
+    if local.endswith("."):
+        return "has a dot right before the @, where an email address cannot have one"
+    if ".." in local:
+        return "has two dots in a row before the @"
+    if domain.startswith("[") and domain.endswith("]"):
+        return "has an address in brackets after the @, where an email address here needs a domain name"
+    odd = sorted({f"U+{ord(ch):04X}" for ch in domain if not (ch.isalnum() or ch in "-.")})
+    if odd:
+        return (
+            f"has characters a domain name cannot hold after the @ ({', '.join(odd)}); a domain "
+            "name holds letters, digits, hyphens and dots"
+        )
+    labels = domain.split(".")
+    if "" in labels:
+        return "has an empty part in the domain after the @ (a dot at its start or end, or two in a row)"
+    if any(len(label) > 63 for label in labels):
+        return "has a part of the domain longer than 63 characters"
+    if any(label.startswith("-") or label.endswith("-") for label in labels):
+        return "has a part of the domain that starts or ends with a hyphen"
+    if len(labels) == 1:
+        return (
             f"has a domain without a dot after the @ ({domain}), where an email address here needs "
             "a domain name like example.com"
         )
-    else:
-        return FORMAT_MESSAGES["email"]
-    return f"{problem}; it {FORMAT_MESSAGES['email']}"
+    if not is_email(f"a@example.{labels[-1]}"):
+        return (
+            f"ends in .{labels[-1]}, where an email address here needs a last part of two or more "
+            "letters, like .com"
+        )
+    return None
 
 
 def _date_time_problem(text: str) -> str:

@@ -348,7 +348,11 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
             "has characters an address cannot hold as they are (U+3048, U+4F8B); "
             "it must be a full address, like https://example.com/page or mailto:ada@example.com",
         ),
-        ("email", "ada", "must be an email address like name@example.com"),
+        (
+            "email",
+            "ada",
+            "has no @ between a name and a domain; it must be an email address like name@example.com",
+        ),
         (
             "email",
             '"ada lovelace"@example.com',
@@ -380,4 +384,56 @@ def test_a_refused_answer_is_told_what_in_it_is_wrong(fmt: str, text: str, messa
 
 
 def test_a_long_refused_email_is_not_repeated_in_its_message() -> None:
-    assert format_message("email", "a@" + "b" * 300) == "must be an email address like name@example.com"
+    assert (
+        format_message("email", "a@" + "b" * 300)
+        == "is longer than 254 characters; it must be an email address like name@example.com"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "a@b.c",
+            "ends in .c, where an email address here needs a last part of two or more letters, like .com",
+        ),
+        (
+            "name@example.123",
+            "ends in .123, where an email address here needs a last part of two or more letters, like .com",
+        ),
+        ("a.@b.com", "has a dot right before the @, where an email address cannot have one"),
+        (".a@b.com", "has a dot at its start, where an email address cannot have one"),
+        ("a..b@c.com", "has two dots in a row before the @"),
+        (
+            "a@b_c.com",
+            "has characters a domain name cannot hold after the @ (U+005F); a domain name holds letters, "
+            "digits, hyphens and dots",
+        ),
+        ("a@@b.com", "has more than one @"),
+        ("@b.com", "has nothing before the @"),
+        ("a@", "has nothing after the @"),
+        ("x" * 65 + "@example.com", "has more than 64 characters before the @"),
+        ("x@" + "a" * 64 + ".com", "has a part of the domain longer than 63 characters"),
+        ("na me@example.com", "has characters an email address cannot hold before the @ (U+0020)"),
+        ("a\x1b[31m@b.com", "has characters an email address cannot hold before the @ (U+001B, U+005B)"),
+        ("a@-b.com", "has a part of the domain that starts or ends with a hyphen"),
+        (
+            "a@b..com",
+            "has an empty part in the domain after the @ (a dot at its start or end, or two in a row)",
+        ),
+        (
+            "a@.b.com",
+            "has an empty part in the domain after the @ (a dot at its start or end, or two in a row)",
+        ),
+    ],
+)
+def test_a_refused_email_is_told_what_part_is_wrong(text: str, problem: str) -> None:
+    """The one message for the terminal and the page says which part to fix, not only
+    "must be an email address like ...", and repeats no control character."""
+    assert not FORMAT_CHECKS["email"](text)
+    assert format_message("email", text) == f"{problem}; it must be an email address like name@example.com"
+
+
+def test_an_email_ending_in_a_dot_is_told_to_take_it_out() -> None:
+    assert not FORMAT_CHECKS["email"]("a@b.com.")
+    assert format_message("email", "a@b.com.") == "ends with a dot; take it out"

@@ -119,7 +119,7 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ),
     (
         {"type": "string", "format": "email", "default": "x"},
-        "the default 'x' is not a valid answer: it must be an email",
+        "the default 'x' is not a valid answer: it has no @ between a name and a domain; it must be an email",
     ),
     ({"type": "string", "nullable": True}, "nullable is not part of the form subset"),
     ({"type": "string", "const": "x"}, "const is only allowed inside oneOf/anyOf options"),

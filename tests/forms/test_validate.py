@@ -102,7 +102,11 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
             "\U0001f468\u200d\U0001f469",
             "must be at least 4 characters long, not 3 (an accent and each part of an emoji count as one too)",
         ),
-        (String(format="email"), "nope", "must be an email address like name@example.com"),
+        (
+            String(format="email"),
+            "nope",
+            "has no @ between a name and a domain; it must be an email address like name@example.com",
+        ),
         (
             String(format="uri"),
             "example.com",

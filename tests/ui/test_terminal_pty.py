@@ -321,7 +321,7 @@ def test_every_kind_of_field_refuses_what_does_not_fit_beside_it_and_keeps_the_r
     # the field is asked again, and what was answered before stays.
     steps = [
         ("Name >", "x", "Name must be at least 2 characters", "abcde"),
-        ("Email >", "nope", "Email must be an email address", "a@b.co"),
+        ("Email >", "nope", "Email has no @ between a name and a domain", "a@b.co"),
         ("Site (optional) >", "not a uri", "Site has characters an address cannot hold", ""),
         ("Day >", "2026-13-01", "Day names a day that does not exist", "2026-12-01"),
         ("When (optional) >", "2026-12-01 10:00", "When must be a date and time", "2026-12-01T10:00:00Z"),
