@@ -274,6 +274,9 @@
 
   window.addEventListener("popstate", () => {
     if (over || reviewStep.hidden) return; // an ended page, or the form already shown
+    // The answers (or a decline, a cancel) on their way: the review stays, its entry back,
+    // so no form is shown to change answers that are being sent as they are.
+    if (busy) return history.pushState({ [REVIEW]: true }, "");
     backToForm();
     focusFirst();
   });
