@@ -48,6 +48,7 @@ from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice, String
 from mcp_elicit.ui import form_text
 from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
+from mcp_elicit.ui.server_text import clean
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
 from mcp_elicit.ui.web_url import url_box
 
@@ -125,6 +126,17 @@ def check_form(schema: FormSchema, raw: object) -> Checked:
 REVIEW_TEXT_MAX: Final = 10_000
 
 
+def _typed_text(value: str) -> str:
+    """A text the person typed, for the review: made inert (``clean``), with its line breaks
+    and its runs of spaces as typed (the page keeps them: ``white-space: pre-wrap``), whole
+    up to ``REVIEW_TEXT_MAX`` characters, then "… (N characters)". A text of spaces only
+    is "" (shown as ``EMPTY``)."""
+    shown = clean(value[:REVIEW_TEXT_MAX], multiline=True)
+    if not shown.strip():
+        return ""
+    return f"{shown.rstrip()}… ({len(value)} characters)" if len(value) > REVIEW_TEXT_MAX else shown
+
+
 def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, answer as a person reads it) for every field, defaults marked. A text answer
     is shown whole (up to ``REVIEW_TEXT_MAX``), a default left in its box too: it is sent
@@ -137,7 +149,7 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
             rows.append((label(spec), f"{show_value(spec, default)} (default)"))
         else:
             if isinstance(spec, String) and isinstance(value, str):
-                shown = fit(value, REVIEW_TEXT_MAX, length=True)
+                shown = _typed_text(value)
             else:
                 shown = show_value(spec, value)
             rows.append((label(spec), EMPTY if shown == "" and value is not None else shown))
