@@ -11,7 +11,9 @@ where Shift-Tab would (``CANCEL_WORDS``, ``DECLINE_WORDS``, ``BACK_WORDS``). End
 still cancels, and so does Ctrl-C (the terminal's interrupt key, whichever ``stty intr``
 names), as at a drawn prompt: while a plain prompt asks, the terminal ends the line at
 that key instead of sending SIGINT (``_line_mode``: its ``ISIG`` off, the key its
-``VEOL``; its settings given back after), so the key cancels the question and a
+``VEOL``; its settings given back after, by the last of the prompts reading on it: one
+asked while another reads takes them as they were before either), so the key cancels the
+question and a
 ``kill -INT`` still stops the program; Ctrl-Z and Ctrl-\\ signal nothing then either, as
 at a drawn prompt. From an input that is no terminal (a pipe), Ctrl-C's byte (``\\x03``)
 in a line cancels the same.
@@ -27,8 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 try:
@@ -79,13 +84,31 @@ def _terminal_mode(source: Input) -> list[Any] | None:
         return None
 
 
+@dataclass
+class _Held:
+    """A terminal in line mode (``_line_mode``): its settings before, its interrupt key and
+    how many plain prompts read on it."""
+
+    before: list[Any]
+    key: bytes
+    count: int = 0
+
+
+#: The terminals in line mode, by device (``os.fstat``: two inputs may read one terminal).
+_holding: dict[tuple[int, int], _Held] = {}
+_holding_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def _line_mode(source: Input) -> Iterator[str]:
     """``source`` in the terminal's own line editing (cooked mode) for a plain prompt, with
     its interrupt key (Ctrl-C) ending the line rather than sending SIGINT: ``ISIG`` off and
     the key (``VINTR``) made an end of line (``VEOL``); gives the character the key puts at
     the line's end. An input that is no terminal, or one without an interrupt key, is only
-    put in cooked mode (``Input.cooked_mode``), and gives Ctrl-C's byte."""
+    put in cooked mode (``Input.cooked_mode``), and gives Ctrl-C's byte. Prompts reading on
+    one terminal at once share its line mode: the last one done gives the terminal the
+    settings it had before the first (each giving back what it found would leave the
+    terminal in line mode when the first asked is not the first done)."""
     before = _terminal_mode(source)
     key = before[6][termios.VINTR] if before is not None else None
     if before is None or not isinstance(key, bytes) or key in (b"", b"\0"):  # b"\0": none set
@@ -93,16 +116,27 @@ def _line_mode(source: Input) -> Iterator[str]:
             yield _INTERRUPT
         return
     fileno = source.fileno()
-    mode = [*before[:6], list(before[6])]
-    mode[0] = int(before[0]) | termios.ICRNL  # as Input.cooked_mode: Enter is a newline
-    mode[3] = (int(before[3]) | termios.ECHO | termios.ICANON | termios.IEXTEN) & ~termios.ISIG
-    mode[6][termios.VEOL] = key
-    termios.tcsetattr(fileno, termios.TCSANOW, mode)
+    found = os.fstat(fileno)
+    terminal = (found.st_dev, found.st_ino)
+    with _holding_lock:
+        held = _holding.get(terminal)
+        if held is None:
+            mode = [*before[:6], list(before[6])]
+            mode[0] = int(before[0]) | termios.ICRNL  # as Input.cooked_mode: Enter is a newline
+            mode[3] = (int(before[3]) | termios.ECHO | termios.ICANON | termios.IEXTEN) & ~termios.ISIG
+            mode[6][termios.VEOL] = key
+            termios.tcsetattr(fileno, termios.TCSANOW, mode)
+            held = _holding[terminal] = _Held(before, key)
+        held.count += 1
     try:
-        yield key.decode("latin-1")
+        yield held.key.decode("latin-1")
     finally:
-        with contextlib.suppress(termios.error):  # a terminal gone (hung up) has no settings
-            termios.tcsetattr(fileno, termios.TCSANOW, before)
+        with _holding_lock:
+            held.count -= 1
+            if held.count == 0:
+                del _holding[terminal]
+                with contextlib.suppress(termios.error):  # a terminal gone (hung up) has no settings
+                    termios.tcsetattr(fileno, termios.TCSANOW, held.before)
 
 
 class PlainLines:
