@@ -89,12 +89,13 @@ async def ask_field(
                 grid.add_row(Text(""), Text(said, style="dim"))
         console.print(grid)
     start = typed(spec, current) if current is not None else default_text(spec)
+    # Choices shown ticked and all cleared are none of them, as unticked boxes on the page;
+    # so too when they were cleared before going back (the draft is that line, cleared).
+    cleared: list[str] | None = [] if isinstance(spec, MultiChoice) and start.strip() else None
     drafted = draft is not None and draft != start
     if draft is not None:
         start = draft
     suffix = "" if spec.required else " (optional)"
-    # Choices shown ticked and all cleared are none of them, as unticked boxes on the page.
-    cleared: list[str] | None = [] if isinstance(spec, MultiChoice) and start.strip() else None
     replaces = "your answer" if current is not None else "the default"
     text = await prompter.ask(
         f"{short_label(spec)}{suffix} > ",

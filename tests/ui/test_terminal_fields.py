@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.client import ElicitAnswer
-from mcp_elicit.forms import Form, Integer, Number, String
+from mcp_elicit.forms import Form, Integer, MultiChoice, Number, String
 from mcp_elicit.ui.columns import cells
 from mcp_elicit.ui.field_prompt import ABOUT_ROWS
 from mcp_elicit.ui.web_pages import check_form
@@ -116,3 +116,25 @@ async def test_the_review_after_going_back_still_declines_or_cancels(key: str, a
         answer = await elicit_typing(ans, form_request(FORM), typing())
     assert answer.action == action
     assert answer.content is None
+
+
+@pytest.mark.parametrize("back", [False, True], ids=["straight", "after-going-back"])
+async def test_choices_cleared_are_none_of_them_after_going_back_too(back: bool) -> None:
+    # Its ticked default cleared, a multi-choice is none of them; cleared, then Shift-Tab
+    # back and forward again, the same line came back empty but Enter sent no answer (the
+    # field left out: the server's default, the choice the person had cleared).
+    form = Form(
+        name=String(title="Name"),
+        picks=MultiChoice(["tea", "coffee"], title="Drinks", required=False, default=["tea"]),
+    )
+    async with answerer(ENTER + "Ada" + ENTER) as (ans, screen, pipe):
+
+        async def typing() -> None:
+            if back:
+                await once_drawn(screen, "Drinks (optional) >", pipe, CTRL_U + SHIFT_TAB)
+                await once_drawn(screen, "typing replaces your answer", pipe, ENTER)
+            await once_drawn(screen, "Drinks (optional) >", pipe, CTRL_U + ENTER)
+            await once_drawn(screen, "Enter: send", pipe, ENTER)
+
+        answer = await elicit_typing(ans, form_request(form), typing())
+    assert answer == ElicitAnswer.accept(name="Ada", picks=[])
