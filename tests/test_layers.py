@@ -1,8 +1,10 @@
 """The layers of the package point inward only, and the inner ones do no I/O.
 
 errors -> wire, forms, sealing -> core -> stores, streams -> server, client -> transports
--> ui -> cli. Each module is parsed with ``ast``; an import of a layer it may not use, or
-of an I/O library from a sans-IO layer, fails this test with the file and line.
+-> ui -> cli; telemetry and log_labels (how a log line names a peer's request) are
+beside core, for server and client alike. Each module is parsed with ``ast``; an import
+of a layer it may not use, or of an I/O library from a sans-IO layer, fails this test
+with the file and line.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mcp_elicit"
 
 # What a layer may import is what the layer below it may, and that layer.
 _UNDER_CORE = {"errors", "wire", "forms", "sealing"}
-_UNDER_SERVER = _UNDER_CORE | {"core", "stores", "streams", "telemetry", "telemetry_attributes"}
+_UNDER_SERVER = _UNDER_CORE | {"core", "stores", "streams", "telemetry", "telemetry_attributes", "log_labels"}
 _UNDER_TRANSPORTS = _UNDER_SERVER | {"server", "client"}
 ALLOWED: dict[str, set[str]] = {  # each layer and the layers it may import
     "errors": set(),
@@ -26,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {  # each layer and the layers it may import
     "telemetry_attributes": {"errors", "wire"},
     "telemetry_spans": {"errors", "wire", "telemetry_attributes"},
     "telemetry": {"errors", "wire", "telemetry_attributes", "telemetry_spans"},
+    "log_labels": {"errors", "wire", "telemetry_attributes"},
     "core": _UNDER_CORE,
     "stores": _UNDER_CORE | {"core"},
     "streams": _UNDER_CORE | {"core"},

@@ -50,12 +50,12 @@ from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, Replay
 from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
+from mcp_elicit.log_labels import request_label, request_where
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.context_memory import ContextMemory
 from mcp_elicit.server.context_notices import ContextNotices
 from mcp_elicit.server.gathering import gathered, unaskable
-from mcp_elicit.server.log_labels import request_label, request_where
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params

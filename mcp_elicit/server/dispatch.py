@@ -46,6 +46,7 @@ from mcp_elicit.errors import (
     ResourceNotFound,
     ToolError,
 )
+from mcp_elicit.log_labels import log_answered_error, request_label
 from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.catalog import Catalog
@@ -53,7 +54,6 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.server.listing_extras import listed
-from mcp_elicit.server.log_labels import log_answered_error, request_label
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.rate_limits import ToolCallLimit

@@ -80,9 +80,9 @@ from mcp_elicit.errors import (
     TransportError,
     URLElicitationRequired,
 )
+from mcp_elicit.log_labels import log_answered_error, request_label, request_where
 from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel, Context
-from mcp_elicit.server.log_labels import log_answered_error, request_label, request_where
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import shown

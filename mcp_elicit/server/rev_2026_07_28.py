@@ -48,10 +48,10 @@ from mcp_elicit.errors import (
     InvalidRequestState,
     URLElicitationRequired,
 )
+from mcp_elicit.log_labels import request_label, request_where
 from mcp_elicit.sealing import Binding, StateSealer, key_id
 from mcp_elicit.server.asking import as_own, exchange_error, give_up, raise_as_own, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
-from mcp_elicit.server.log_labels import request_label, request_where
 
 __all__ = ["Outcome", "RaisedSteps", "ReplayAsker", "run_replayed"]
 

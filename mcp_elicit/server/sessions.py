@@ -59,8 +59,8 @@ from typing import Any, Protocol, runtime_checkable
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.log_labels import session_label
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.log_labels import session_label
 from mcp_elicit.server.options import share
 from mcp_elicit.server.shares import share_held
 from mcp_elicit.telemetry import Telemetry, notifying

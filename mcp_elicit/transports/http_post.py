@@ -50,8 +50,8 @@ from mcp_elicit.errors import (
     InvalidResponse,
     ProtocolError,
 )
+from mcp_elicit.log_labels import request_label
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
-from mcp_elicit.server.log_labels import request_label
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
 from mcp_elicit.transports.http_exchange import (

@@ -50,8 +50,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
+from mcp_elicit.log_labels import request_where
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.log_labels import request_where
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages

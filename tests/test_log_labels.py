@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_elicit.errors import MethodNotFound
-from mcp_elicit.server.log_labels import log_answered_error, request_label, request_where
+from mcp_elicit.log_labels import log_answered_error, request_label, request_where
 from mcp_elicit.telemetry_attributes import session_shown
 
 
