@@ -71,6 +71,7 @@ from mcp_elicit.telemetry_attributes import (
     metric_attributes,
     named_version,
     redact_urls,
+    request_id_shown,
 )
 from mcp_elicit.telemetry_spans import NO_META, spanned, with_meta
 from mcp_elicit.wire.jsonrpc import Request
@@ -292,7 +293,7 @@ class Telemetry:
             metric["gen_ai.operation.name"] = "execute_tool"
         name = f"{method} {target}" if isinstance(target, str) else method
         with self._operation(
-            method, name, metric, params, incoming, session, network, str(rid), version
+            method, name, metric, params, incoming, session, network, request_id_shown(rid), version
         ) as record:
             if record.span is not None:
                 add_response_events(record.span, params.get("inputResponses"))

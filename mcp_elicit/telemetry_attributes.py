@@ -17,6 +17,9 @@ Rules:
   answer's key and action, never its content. An action is recorded only as one of the
   three MCP defines (:func:`action_shown`), anything else as ``_OTHER``: the client
   writes it, and one may put there what the person typed.
+* ``jsonrpc.request.id`` is the id's string form, as the semantic conventions have it
+  (``10``, ``request-7``), cut past 128 characters (:func:`request_id_shown`): the other
+  side picks the id, and a string id may be a megabyte long.
 * ``mcp.session.id`` is a digest of the session's id (:func:`session_shown`), the same on
   both sides, never the id: on a server without authentication the id is all it takes to
   act in the session (answer its questions, end it), and more people read traces than
@@ -43,6 +46,7 @@ from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCO
 
 __all__ = [
     "METRIC_NETWORK",
+    "ID_SHOWN",
     "NAME_SHOWN",
     "ROUNDS",
     "Traced",
@@ -51,6 +55,7 @@ __all__ = [
     "chained",
     "metric_attributes",
     "named_version",
+    "request_id_shown",
     "redact_uri",
     "redact_urls",
     "session_shown",
@@ -66,6 +71,9 @@ _QUERY = re.compile(r"[?#]")
 #: How much of a tool or prompt name the server does not offer a span's name shows (a
 #: name MCP allows is at most 128 characters): a client may send one of any length.
 NAME_SHOWN = 128
+#: How much of a request's id ``jsonrpc.request.id`` (and a log line) shows: the peer's
+#: string id may be of any length.
+ID_SHOWN = 128
 #: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
 _VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
 #: The actions an elicitation's answer may take: any other is ``_OTHER`` on a span.
@@ -194,6 +202,14 @@ def chained() -> Iterator[None]:
         yield
     finally:
         ROUNDS.reset(token)
+
+
+def request_id_shown(rid: object) -> str:
+    """A request's id as ``jsonrpc.request.id`` holds it: its string form (``7``,
+    ``request-7``), as is up to 128 characters, cut with "…" past that. Both sides cut an
+    id alike, so a client's span and the server's still carry the same value."""
+    shown = str(rid)
+    return shown if len(shown) <= ID_SHOWN else shown[:ID_SHOWN] + "…"
 
 
 def redact_urls(text: str) -> str:
