@@ -1,6 +1,8 @@
-"""How a server's log line names the request it is about, so that an operator can find
-the call a client reports: ``tools/call 'book' (request 7)``, and in a 2025-11-25 session
-``tools/call 'book' (request 7, session 3f9c0a1e)``.
+"""How a log line names the request it is about, so that an operator can find the call
+the other side reports: ``tools/call 'book' (request 7)``, and in a 2025-11-25 session
+``tools/call 'book' (request 7, session 3f9c0a1e)``. Both sides name a request so: a
+server what a client sent, a client what a server sent (its questions, its answers' ids,
+its error messages); neither trusts the other's text in its log.
 
 Rules:
 
@@ -9,7 +11,8 @@ Rules:
   and password, query and fragment (``REDACTED``: signed and pre-authorised URLs carry
   their key there), as its span names it; what the client sent is cut at 128 characters
   and quoted with ``repr`` (a method too, unless it is plain text), so a line stays one
-  inert line.
+  inert line; any other text of the peer's a line repeats (an error message, a server's
+  message to the person) is cut by its caller and made inert with :func:`inert`.
 * The request id as sent (``repr``: ``7`` and ``'7'`` are different requests; cut too),
   and a session by :func:`session_label`, as the session's own lines name it: the first
   8 hex digits of the digest its spans carry as ``mcp.session.id``
@@ -26,14 +29,29 @@ Rules:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from mcp_elicit.errors import InvalidRequestState, ProtocolError
-from mcp_elicit.telemetry_attributes import redact_uri, redact_urls, session_shown
+from mcp_elicit.telemetry_attributes import ID_SHOWN, redact_uri, redact_urls, session_shown
+from mcp_elicit.wire import jsonrpc
 
-__all__ = ["inert", "log_answered_error", "request_label", "request_where", "session_label"]
+__all__ = [
+    "REPORTED",
+    "inert",
+    "log_answered_error",
+    "message_label",
+    "peer_text",
+    "reported_on",
+    "request_label",
+    "request_where",
+    "session_label",
+]
 
-_SHOWN = 128
+_SHOWN = ID_SHOWN  # a name or method as an id: 128 characters
+#: How much of a peer's message (an error's) a line repeats.
+_SAID = 500
+#: How much of a report to the person (made of the server's texts, each cut) a line repeats.
+REPORTED = 2_000
 
 
 def request_label(method: str, params: object, request_id: object, session: str | None = None) -> str:
@@ -42,11 +60,26 @@ def request_label(method: str, params: object, request_id: object, session: str 
     if not isinstance(params, Mapping):
         params = {}
     target = params.get("uri") if method == "resources/read" else params.get("name")
-    label = method if method.isprintable() and len(method) <= _SHOWN else repr(method[:_SHOWN])
+    label = method_label(method)
     if isinstance(target, str):
         shown = redact_uri(target) if method == "resources/read" else target
         label = f"{label} {shown[:_SHOWN]!r}"
     return f"{label} ({request_where(request_id, session)})"
+
+
+def method_label(method: str) -> str:
+    """A method as a line names it: as is when plain text, else quoted (``repr``), cut."""
+    return method if method.isprintable() and len(method) <= _SHOWN else repr(method[:_SHOWN])
+
+
+def message_label(message: jsonrpc.Message) -> str:
+    """The peer's message as a line names it: a request by :func:`request_label`, a
+    notification by its method, a response by its request (:func:`request_where`)."""
+    if isinstance(message, jsonrpc.Request):
+        return request_label(message.method, message.params, message.id)
+    if isinstance(message, jsonrpc.Notification):
+        return method_label(message.method)
+    return f"the answer to {request_where(message.id)}"
 
 
 def request_where(request_id: object, session: str | None = None) -> str:
@@ -70,6 +103,20 @@ def inert(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def peer_text(text: str, most: int = _SAID) -> str:
+    """What the peer wrote (an error's message, its message to the person), or a text
+    that quotes it, as a line repeats it: cut at ``most`` characters, any URL without its
+    user name and password, query and fragment (a page's one-time key), and inert."""
+    cut = text if len(text) <= most else text[:most] + "…"
+    return inert(redact_urls(cut))
+
+
+def reported_on(log: logging.Logger) -> Callable[[str], None]:
+    """Reports to the person (they quote the server: its message, its page's URL) as
+    warnings on ``log``, each through :func:`peer_text`: bounded, inert, no key."""
+    return lambda text: log.warning("%s", peer_text(text, REPORTED))
+
+
 def log_answered_error(
     log: logging.Logger,
     method: str,
@@ -82,6 +129,4 @@ def log_answered_error(
     client was told; a line for whoever looks into it)."""
     if log.isEnabledFor(logging.DEBUG) and not isinstance(error, InvalidRequestState):
         label = request_label(method, params, request_id, session)
-        log.debug(
-            "%s: answered with error %d: %s", label, error.code, inert(redact_urls(error.message[:500]))
-        )
+        log.debug("%s: answered with error %d: %s", label, error.code, peer_text(error.message))

@@ -1,6 +1,6 @@
-"""How a server's log line names a request: what the client sent is cut and inert, a
-resource's URI keeps no key, a session is named by the start of its spans' digest, and an
-error answered is said in one inert line."""
+"""How a log line names a request, on either side: what the peer sent is cut and inert, a
+resource's URI keeps no key, a session is named by the start of its spans' digest, an
+error answered is said in one inert line; and a span's ``jsonrpc.request.id`` is cut."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_elicit.errors import MethodNotFound
-from mcp_elicit.log_labels import log_answered_error, request_label, request_where
-from mcp_elicit.telemetry_attributes import session_shown
+from mcp_elicit.log_labels import log_answered_error, message_label, peer_text, request_label, request_where
+from mcp_elicit.telemetry_attributes import request_id_shown, session_shown
+from mcp_elicit.wire import jsonrpc
 
 
 def test_a_tool_call_in_a_session() -> None:
@@ -33,6 +34,26 @@ def test_what_the_client_sent_is_cut_and_inert() -> None:
     assert len(label) < 300 and label.endswith("…)")
     odd = request_label("made/up\n2026-01-01 ERROR forged line", {"name": 5}, 1)
     assert "\n" not in odd and odd.startswith("'made/up\\n") and odd.endswith("(request 1)")
+
+
+def test_a_peers_message_and_text_are_cut_and_inert() -> None:
+    method = "evil\r\nFAKE LINE \x1b[31m\u202e"
+    asked = jsonrpc.Request(id="7" * 20_000, method=method, params={})
+    assert message_label(asked).startswith("'evil\\r\\nFAKE LINE \\x1b[31m\\u202e' (request '777")
+    assert len(message_label(asked)) < 300
+    assert message_label(jsonrpc.Notification(method=method, params=None)).startswith("'evil\\r")
+    assert message_label(jsonrpc.Response(id=3, result={})) == "the answer to request 3"
+    said = peer_text("boom\nFAKE LINE https://a.example/cb?token=SECRET " + "x" * 10_000)
+    assert said.startswith("boom\\nFAKE LINE https://a.example/cb?REDACTED x") and said.endswith("x…")
+    assert len(said) < 600
+
+
+def test_a_spans_request_id_is_its_string_form_cut() -> None:
+    """As the semantic conventions have it (``10``, ``request-7``), the same for an id of
+    either side; past 128 characters, cut."""
+    assert request_id_shown(10) == "10" and request_id_shown("request-7") == "request-7"
+    assert request_id_shown("x" * 128) == "x" * 128
+    assert request_id_shown("x" * 20_000) == "x" * 128 + "…"
 
 
 def test_a_session_is_named_by_its_digest_not_its_routes_prefix() -> None:

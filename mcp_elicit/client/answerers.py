@@ -68,6 +68,7 @@ from typing import Any, Final, Literal, Protocol
 
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, RequestTimeout
+from mcp_elicit.log_labels import REPORTED, peer_text
 
 __all__ = [
     "Answerer",
@@ -415,7 +416,7 @@ class Scripted:
     def _report(self, text: str, *, warn: bool = True) -> None:
         self.reports.append(text)
         if warn:
-            log.warning("%s", text)
+            log.warning("%s", peer_text(text, REPORTED))  # it quotes the server: cut, inert, no key
 
 
 async def _forever() -> None:

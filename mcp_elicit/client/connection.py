@@ -38,8 +38,9 @@ from mcp_elicit.client.interrupts import carrying, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
-from mcp_elicit.core.rounds import quoted, shown_text
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.log_labels import method_label, request_label, request_where
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
@@ -262,7 +263,8 @@ class Connection:
             if isinstance(item, Response | ErrorResponse):
                 if item.id == rid or item.id is None:
                     return item
-                log.debug("ignoring a response to id %r while waiting for %r", item.id, rid)
+                if log.isEnabledFor(logging.DEBUG):  # the server's id: cut and inert
+                    log.debug("ignoring a response to %s while waiting for %s", request_where(item.id), rid)
             elif isinstance(item, Notification):
                 with self.receiving(item, *_revision_and_session(headers)):
                     if on_notification is not None:
@@ -273,9 +275,9 @@ class Connection:
                 await on_request(item, exchange)
             else:
                 log.warning(
-                    "%s sent a %s request on a request's stream, which its revision forbids; ignored",
+                    "%s sent %s on a request's stream, which its revision forbids; ignored",
                     self.server,
-                    shown_text(item.method),
+                    request_label(item.method, item.params, item.id),
                 )
 
     async def while_present(self, answer: Awaitable[T], gone_error: Callable[[str], str]) -> T:
@@ -310,7 +312,7 @@ class Connection:
             if out is not None:
                 await out
         except Exception:
-            log.exception("the notification callback failed on %s", method)
+            log.exception("the notification callback failed on %s", method_label(method))
 
 
 async def withdraw(answering: asyncio.Future[Any], why: str | None = None) -> None:

@@ -79,6 +79,7 @@ from mcp_elicit.errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from mcp_elicit.log_labels import request_where
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 from mcp_elicit.wire.versions import HANDSHAKE
 
@@ -428,7 +429,10 @@ class HandshakeSession:
             # request in flight is dropped (nothing would ever take it).
             self._late[message.id] = message
         else:
-            log.debug("ignoring a response to id %r, which no request in flight has", message.id)
+            if log.isEnabledFor(logging.DEBUG):  # the server's id: cut and inert
+                log.debug(
+                    "ignoring a response to %s, which no request in flight has", request_where(message.id)
+                )
 
     async def _resume_refused(
         self, refused: Ended, message: Mapping[str, Any], sent_with: Mapping[str, str], last_event_id: str

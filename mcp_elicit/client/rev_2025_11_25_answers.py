@@ -26,6 +26,7 @@ from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt
 from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.errors import TransportError
+from mcp_elicit.log_labels import request_label
 from mcp_elicit.wire.jsonrpc import Request
 
 __all__ = ["AnswerPosts", "send_answer"]
@@ -54,7 +55,7 @@ async def send_answer(
         log.info(
             "the answer to %s's %s was maybe not delivered (%s); sending it again",
             server,
-            shown_text(request.method),
+            request_label(request.method, request.params, request.id),
             first,
         )
     try:

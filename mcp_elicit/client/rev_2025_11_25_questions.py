@@ -85,8 +85,9 @@ from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
 from mcp_elicit.client.rev_2025_11_25_failures import TELLING, Failures, settle
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
+from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
+from mcp_elicit.log_labels import peer_text, request_label
 from mcp_elicit.wire.jsonrpc import Notification, Request
 
 __all__ = ["ServerQuestions", "SessionView"]
@@ -152,12 +153,11 @@ class ServerQuestions:
         reused = rid is not None and rid in self._answering
         if reused:
             log.warning(
-                "%s sent %s under id %r, the id of its request still being answered; no response is "
+                "%s sent %s, the id of its request still being answered; no response is "
                 "sent to it (the server would read any response under that id as the answer to the "
                 "first), and the first is answered as usual",
                 self.conn.server,
-                shown_text(request.method),
-                rid,
+                request_label(request.method, request.params, rid),
             )
             task = asyncio.ensure_future(asyncio.sleep(0))
         elif request.method != "ping" and len(self._answering) >= self.limits.max_requests:
@@ -272,7 +272,7 @@ class ServerQuestions:
                 log.info(
                     "%s withdrew its question (%s)",
                     self.conn.server,
-                    shown_text(str(params.get("reason", "no reason given"))),
+                    peer_text(str(params.get("reason", "no reason given"))),
                 )
                 task.cancel()
         await self.conn.notify(message.method, params)
@@ -299,7 +299,7 @@ class ServerQuestions:
             if task is None or not task.cancelling():  # a question withdrawn gets no answer
                 log.info(
                     "answering %s from %s failed (%s); the server is told -32603",
-                    shown_text(request.method),
+                    request_label(request.method, request.params, request.id),
                     self.conn.server,
                     type(failed.raised).__name__,
                 )
@@ -443,7 +443,7 @@ class ServerQuestions:
         log.warning(
             "%s sent %s before the session was initialized; refused",
             self.conn.server,
-            shown_text(request.method),
+            request_label(request.method, request.params, request.id),
         )
         text = (
             f"Invalid Request: {request.method} came before the session was initialized; a server may "

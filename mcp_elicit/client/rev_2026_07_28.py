@@ -17,8 +17,8 @@ Rules:
   (``Ended.broken``: nothing resumes at this revision, the request is lost) is sent again
   as a new request, once, if it only reads (lists, ``resources/read``, ``prompts/get``,
   ``server/discover``...); a tool call is not (the tool may have acted): the caller is
-  told the stream broke, and that the tool may have acted. When
-  the second stream breaks too, the error says the request was already sent again.
+  told the stream broke, and that the tool may have acted. When the second stream breaks
+  too, the error says the request was already sent again.
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
@@ -86,7 +86,7 @@ from mcp_elicit.core.rounds import (
     RoundLimits,
     Rounds,
     refuses_state,
-    shown_text,
+    shown_name,
 )
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
@@ -99,6 +99,7 @@ from mcp_elicit.errors import (
     TaskCancelled,
     TransportError,
 )
+from mcp_elicit.log_labels import peer_text
 from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
@@ -204,7 +205,7 @@ class ModernSession:
                 "with the answers already given",
                 self.conn.server,
                 origin,
-                shown_text(refused.message[:200]),
+                peer_text(refused.message),
             )
             return again
         if not rounds.restarted or "requestState" not in sent:
@@ -220,7 +221,7 @@ class ModernSession:
         """Tell the answerer of each accepted page the request now waits for (once each:
         ``NeedInput.awaiting_pages``, ``Poll.awaiting_pages``)."""
         for page in pages:
-            log.info("%s: %s waits for the page of %s", self.conn.server, origin, shown_text(page.key))
+            log.info("%s: %s waits for the page of %s", self.conn.server, origin, shown_name(page.key))
             await self.conn.inputs.url_waiting(page, origin=origin, server=self.conn.server)
 
     async def _answer(self, step: NeedInput, origin: Origin) -> dict[str, Any]:
@@ -246,7 +247,7 @@ class ModernSession:
         declared = isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
         watch = TaskWatch.start(method, created, declared=declared, now=time.monotonic())
         task = {"taskId": watch.task_id}
-        log.info("%s: %s goes on as task %s", self.conn.server, method, shown_text(watch.task_id))
+        log.info("%s: %s goes on as task %s", self.conn.server, method, shown_name(watch.task_id))
         told: tuple[object, object] | None = None
 
         async def tell(state: Mapping[str, Any]) -> None:
@@ -335,7 +336,7 @@ class ModernSession:
                 if delay is None:
                     say_more(exc, watch.outage_said(now))
                     raise
-                said = f"{self.conn.server}: {method} for task {shown_text(watch.task_id)}"
+                said = f"{self.conn.server}: {method} for task {shown_name(watch.task_id)}"
                 log.info("%s: %s; sent again in %g s", said, exc, delay)
             else:
                 watch.reached()
@@ -357,16 +358,16 @@ class ModernSession:
         except MethodNotFound:
             self.listens = False
         except (MCPElicitError, OSError) as exc:  # a refusal, a dropped stream: the polls go on
-            log.debug("%s: not listening for task %s: %s", self.conn.server, shown_text(task_id), exc)
+            log.debug("%s: not listening for task %s: %s", self.conn.server, shown_name(task_id), exc)
         except Exception:  # a bug here must not fail the call the polls can finish
-            log.warning("listening for task %s failed; polling only", shown_text(task_id), exc_info=True)
+            log.warning("listening for task %s failed; polling only", shown_name(task_id), exc_info=True)
 
     async def _cancel_task(self, task: Mapping[str, Any]) -> None:
         """``tasks/cancel``, best effort and briefly: the call was abandoned."""
         try:
             await asyncio.wait_for(self.roundtrip("tasks/cancel", task), _CANCEL_SECONDS)
         except Exception as exc:
-            log.info("%s: could not cancel task %s: %s", self.conn.server, shown_text(task["taskId"]), exc)
+            log.info("%s: could not cancel task %s: %s", self.conn.server, shown_name(task["taskId"]), exc)
 
     async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One request on the wire (a fresh id each time); its result, version and header retries included."""
@@ -419,7 +420,7 @@ class ModernSession:
         kept = self.conn.tools.admit(items)
         rejected = self.conn.tools.rejected
         if rejected:  # at every listing, asked or not; one line, however many tools
-            named = "; ".join(f"tool {name!r}: {reason}" for name, reason in list(rejected.items())[:_NAMED])
+            named = "; ".join(f"tool {n[:128]!r}: {peer_text(r)}" for n, r in list(rejected.items())[:_NAMED])
             more = f"; and {len(rejected) - _NAMED} more" if len(rejected) > _NAMED else ""
             log.warning(
                 "%d tool(s) from %s rejected (Client.rejected_tools has them all): %s%s",

@@ -81,6 +81,7 @@ from mcp_elicit.errors import (
     RequestTimeout,
     TransportError,
 )
+from mcp_elicit.log_labels import reported_on
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
@@ -139,7 +140,7 @@ class Client:
                 progress=progress,
                 log_level=log_level,
             ),
-            inputs=Inputs(answerer, sampling, roots, clock, report or (lambda text: log.warning("%s", text))),
+            inputs=Inputs(answerer, sampling, roots, clock, report or reported_on(log)),
             timeout=timeout,
             clock=clock,
             on_notification=on_notification,

@@ -57,6 +57,7 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
 from mcp_elicit.errors import AuthorizationError, TransportError
+from mcp_elicit.log_labels import peer_text, request_where
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
@@ -221,7 +222,7 @@ class HttpTransport:
                 self._shown,
                 message.get("method", "response"),
                 status,
-                head.decode("utf-8", errors="replace"),
+                peer_text(head.decode("utf-8", errors="replace")),
             )
 
     async def _too_large(self, answer: Mapping[str, Any], headers: Mapping[str, str], size: int) -> None:
@@ -231,10 +232,10 @@ class HttpTransport:
         # what matters first: a server may show only the start of it
         text = f"Internal error: answer too large for the server (HTTP 413, {size} bytes); it was not sent"
         log.warning(
-            "%s refused the answer to its request %r with HTTP 413 (%d bytes is too large for it); "
+            "%s refused the answer to its %s with HTTP 413 (%d bytes is too large for it); "
             "telling it so with a JSON-RPC error (-32603)",
             self._shown,
-            answer.get("id"),
+            request_where(answer.get("id")),
             size,
         )
         error = {"jsonrpc": "2.0", "id": answer.get("id"), "error": {"code": -32603, "message": text}}
@@ -250,10 +251,10 @@ class HttpTransport:
         stream is being read."""
         if len(self._replies) >= _MAX_REPLIES:
             log.warning(
-                "%s sent more unreadable requests than the %d answered at a time; %r not answered",
+                "%s sent more unreadable requests than the %d answered at a time; %s not answered",
                 self._shown,
                 _MAX_REPLIES,
-                reply["id"],
+                request_where(reply["id"]),
             )
             return
         session = {k: v for k, v in sent_with.items() if k.lower() in _SESSION_HEADERS}
@@ -272,7 +273,9 @@ class HttpTransport:
         try:
             await self.send(reply, headers)
         except (TransportError, AuthorizationError) as exc:
-            log.warning("could not answer %s's unreadable request %r: %s", self._shown, reply["id"], exc)
+            log.warning(
+                "could not answer %s's unreadable %s: %s", self._shown, request_where(reply["id"]), exc
+            )
 
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None

@@ -33,6 +33,7 @@ from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, QueuedExchange, Trace, Unsolicited, message_json
 from mcp_elicit.errors import ProtocolError
+from mcp_elicit.log_labels import request_label
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
@@ -162,7 +163,8 @@ class _MemoryExchange(QueuedExchange):
         try:
             payload, status = await self._answer(request, headers)
         except Exception as exc:  # what the server let escape ends the exchange, as a 500 would
-            log.exception("the server failed on request %r (%s)", request.id, request.method)
+            label = request_label(request.method, request.params, request.id)  # the client's: cut, inert
+            log.exception("the server failed on %s", label)
             self._queue.put_nowait(Ended(500 if owner.http else None, body=f"the server failed: {exc}"))
             return
         if payload is not None:

@@ -61,6 +61,7 @@ from mcp_elicit.client.transport import (
     speaks_modern,
     unreadable_reply,
 )
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import (
     MCPElicitError,
     ParseError,
@@ -68,6 +69,7 @@ from mcp_elicit.errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from mcp_elicit.log_labels import message_label, peer_text, request_where
 from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, echoed
 from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
@@ -346,17 +348,16 @@ class StdioTransport:
                 queue.put_nowait(message)
             elif message.id is not None and message.id in self._abandoned:
                 del self._abandoned[message.id]
-                log.debug("%s answered request %r, given up before; dropped", self.where, message.id)
+                log.debug("%s answered %s, given up before; dropped", self.where, request_where(message.id))
             else:
-                log.warning(
-                    "%s answered an unknown request id %r: %s", self.where, message.id, message_json(message)
-                )
+                said = peer_text(quoted(message_json(message)))  # the server's: cut, inert
+                log.warning("%s answered an unknown %s: %s", self.where, request_where(message.id), said)
             return
         if self._unsolicited is not None:
             try:
                 await self._unsolicited(message)
             except Exception:
-                log.exception("handling %s from %s failed", getattr(message, "method", "?"), self.where)
+                log.exception("handling %s from %s failed", message_label(message), self.where)
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:

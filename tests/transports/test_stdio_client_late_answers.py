@@ -58,4 +58,4 @@ async def test_an_answer_to_an_abandoned_request_is_dropped_without_a_warning(
     assert received == [1, 99]
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1, warnings
-    assert "unknown request id 99" in warnings[0]
+    assert "unknown request 99" in warnings[0]
