@@ -39,14 +39,17 @@ Rules:
   opened it, after the calls already under way, even when ``close`` itself is cancelled;
   a failed open closes what it opened before it raises.
 * A store dropped without ``close`` while it holds a connection is a leak (the file's
-  handles and its lock held until the garbage collector comes): when collected it warns
-  (``ResourceWarning``, as an unclosed file does) and closes the connection on its thread.
+  handles and its lock held until the garbage collector comes): when collected it closes
+  the connection and warns (``ResourceWarning``, as an unclosed file does). It closes it
+  where the collector runs, taking no lock: the collector runs on any thread, inside any
+  code, an executor's ``submit`` holding its module's lock included, where handing the
+  close to the worker would wait for ever. No call of the store can be under way then
+  (each holds the store), and its worker ends with its executor.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import sqlite3
@@ -134,7 +137,7 @@ class SqliteStore:
         self._hub = hub
         self._subs = SubscriptionSet(hub)
         self._closed = False
-        self._finalizer = weakref.finalize(self, _release, self._executor, self._held, str(self.path))
+        self._finalizer = weakref.finalize(self, _release, self._held, str(self.path))
         self._finalizer.atexit = False  # a store still referenced at exit is not a leak
 
     def __repr__(self) -> str:
@@ -247,7 +250,11 @@ class SqliteStore:
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-            db = sqlite3.connect(path, timeout=self._busy_timeout, isolation_level=None)
+            # Used on the worker thread only, but closed by _release wherever the collector
+            # runs when the store is dropped unclosed (no call can be under way then).
+            db = sqlite3.connect(
+                path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+            )
             try:
                 opened = path.stat()
             except BaseException:
@@ -365,7 +372,7 @@ class SqliteStore:
 
 class _Held:
     """A store's connection, apart from the store so that a store collected unclosed can
-    still close it (``_release``); touched on the store's worker thread only."""
+    still close it (``_release``); touched on the store's worker thread only, until then."""
 
     __slots__ = ("db", "opened", "released")
 
@@ -381,13 +388,14 @@ class _Held:
             db.close()
 
 
-def _release(executor: ThreadPoolExecutor, held: _Held, path: str) -> None:
-    """A store collected without ``close``: its connection closed on its own thread, then
-    the leak said, as Python says an unclosed file (``ResourceWarning``)."""
+def _release(held: _Held, path: str) -> None:
+    """A store collected without ``close``: its connection closed here, then the leak said,
+    as Python says an unclosed file (``ResourceWarning``). Here is wherever the collector
+    runs, so nothing that takes a lock: an executor's ``submit`` (its module's lock) or
+    ``shutdown`` could be the very call the collector interrupted, and would wait on its
+    own thread for ever. The worker thread ends once the store's executor is collected."""
     leaked = held.db is not None
-    with contextlib.suppress(RuntimeError):  # the interpreter is shutting down: the process ends it
-        executor.submit(held.close, final=True)
-    executor.shutdown(wait=False)
+    held.close(final=True)
     if leaked:
         warnings.warn(
             f"unclosed SqliteStore({path!r}): its connection held the file until the garbage "

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -25,6 +29,8 @@ from support.handles import database_handles
 from support.waiting import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class GatedClock:
@@ -45,6 +51,13 @@ class GatedClock:
             self.entered.set()
             assert self.gate.wait(HANG_GUARD), "the call was never let go on"
         return time.time()
+
+
+async def _calls_let_go(store: SqliteStore) -> None:
+    """Once this returns, the store's worker holds none of its calls (each holds the store):
+    the worker may still hold the last one when the caller is told its result, and only
+    drops it before it takes the next job, here one that holds nothing."""
+    await asyncio.get_running_loop().run_in_executor(store._executor, int)
 
 
 def _drop(stores: list[SqliteStore]) -> None:
@@ -142,16 +155,17 @@ async def test_a_file_replaced_while_open_is_let_go(tmp_path: Path) -> None:
 
 async def test_a_store_dropped_unclosed_warns_and_closes_its_connection(tmp_path: Path) -> None:
     """A store collected while it holds a connection says so, as an unclosed file does,
-    and closes the connection on its own thread; one that never opened the file holds
-    nothing, and says nothing."""
+    and closes the connection, and its worker thread ends; one that never opened the file
+    holds nothing, and says nothing."""
     path = tmp_path / "state.db"
     before = _workers()
     stores = [SqliteStore(path)]
     await stores[0].put("flow", "k", b"v")
+    await _calls_let_go(stores[0])
     assert database_handles(path)
     with pytest.warns(ResourceWarning, match=r"unclosed SqliteStore\(.*state\.db'\).*await store\.close\(\)"):
         _drop(stores)
-    for worker in _workers() - before:  # its close runs on its thread, which then ends
+    for worker in _workers() - before:  # it ends with the store's executor
         worker.join(HANG_GUARD)
     assert database_handles(path) == []
 
@@ -160,3 +174,71 @@ async def test_a_store_dropped_unclosed_warns_and_closes_its_connection(tmp_path
         warnings.simplefilter("error", ResourceWarning)
         _drop(unused)
     assert not (tmp_path / "unused.db").exists()
+
+
+#: Run in a child process (a hang there cannot take the suite's executors with it): a
+#: store dropped unclosed in a reference cycle, then the collector coming while the thread
+#: is inside an executor's ``submit``, as any ``run_in_executor`` or ``to_thread`` may be
+#: when an allocation there triggers a collection. ``submit`` holds its module's lock then.
+_COLLECTED_INSIDE_SUBMIT = """
+import asyncio, gc, json, os, sys, warnings
+from concurrent.futures import thread
+from mcp_elicit.stores import SqliteStore
+
+path = sys.argv[1]
+
+async def opened():
+    store = SqliteStore(path)
+    await store.put("flow", "k", b"v")
+    await asyncio.get_running_loop().run_in_executor(store._executor, int)  # the worker let go of the put
+    return store
+
+cycle = [asyncio.run(opened())]
+cycle.append(cycle)
+del cycle
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    with thread._global_shutdown_lock:  # what every executor's submit holds
+        gc.collect()
+names = {os.path.realpath(path) + end for end in ("", "-wal", "-shm")}
+held = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        held.append(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        pass
+print(json.dumps({
+    "warned": [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)],
+    "held": [h for h in held if h.removesuffix(" (deleted)") in names],
+}))
+"""
+
+
+def test_a_store_collected_inside_an_executors_submit_is_closed_without_hanging(tmp_path: Path) -> None:
+    """The collector runs on whatever thread allocates, inside whatever call: handing the
+    connection's close to the worker from there (``submit``, ``shutdown``) takes a lock
+    the interrupted code may hold, and a collection inside another executor's ``submit``
+    (an ``asyncio.to_thread``) hung the event loop for ever. The store closes it there and
+    then, and still says it was leaked."""
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("counting open files needs /proc/self/fd (Linux)")
+    path = tmp_path / "state.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _COLLECTED_INSIDE_SUBMIT, str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=HANG_GUARD,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the collector, inside an executor's submit, hung closing the store") from None
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["held"] == [], "the collected store left its connection open"
+    assert len(seen["warned"]) == 1 and "unclosed SqliteStore" in seen["warned"][0], seen
