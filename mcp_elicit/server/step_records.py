@@ -13,9 +13,11 @@ Rules:
   calls uses one connection rather than one each (a process's file handles are few), and
   closed when the last of them is written. Between bursts such a process holds no
   connection, thread or lock on the file.
-* A failure is logged (naming the step), never raised into the caller. ``settle`` (the
-  server stopping) waits for the writes under way; a write cancelled on its way still
-  closes the store it opened.
+* A failure is logged (naming the step), never raised into the caller: opening the store
+  (a URL that cannot be used, in a process that never started the server) included, so
+  nothing is opened until the write, on the event loop. ``settle`` (the server stopping)
+  waits for the writes under way; a write cancelled on its way still closes the store it
+  opened.
 """
 
 from __future__ import annotations
@@ -36,13 +38,16 @@ Told: TypeAlias = tuple[str, bytes] | None
 
 
 class StepRecords:
-    """Writes step completions; see the module docstring. ``configured`` gives the
-    server's own completions when they have a store to go to (configured, or the default
-    file the server opened), else None; ``ttl`` is how long one made in the default
-    file by this process alone is kept."""
+    """Writes step completions; see the module docstring. ``configured`` says whether the
+    server's own completions have a store to go to (configured, or the default file the
+    server opened), and ``own`` gives them (opening that store if need be); ``ttl`` is how
+    long one made in the default file by this process alone is kept."""
 
-    def __init__(self, configured: Callable[[], StepCompletions | None], *, ttl: float) -> None:
+    def __init__(
+        self, configured: Callable[[], bool], own: Callable[[], StepCompletions], *, ttl: float
+    ) -> None:
         self._configured = configured
+        self._own = own
         self.ttl = ttl
         self._writing: set[asyncio.Task[None]] = set()
         self._shared: StepCompletions | None = None  # on the default file, while writes are under way
@@ -51,8 +56,8 @@ class StepRecords:
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
         """Write, without waiting, that ``principal``'s step ``elicitation_id`` is done; then
         publish ``told`` (a channel and a message) through the same store."""
-        own = self._configured()
-        if own is None and not default_store_made():
+        in_own = self._configured()
+        if not in_own and not default_store_made():
             return
         try:
             loop = asyncio.get_running_loop()
@@ -63,7 +68,7 @@ class StepRecords:
                 elicitation_id[:64],
             )
             return
-        task = loop.create_task(self._write(own, elicitation_id, principal, told))
+        task = loop.create_task(self._write(in_own, elicitation_id, principal, told))
         self._writing.add(task)
         task.add_done_callback(self._writing.discard)
 
@@ -72,12 +77,10 @@ class StepRecords:
         while self._writing:
             await asyncio.wait(set(self._writing))
 
-    async def _write(
-        self, own: StepCompletions | None, elicitation_id: str, principal: str | None, told: Told
-    ) -> None:
+    async def _write(self, in_own: bool, elicitation_id: str, principal: str | None, told: Told) -> None:
         try:
-            if own is not None:
-                await own.complete(elicitation_id, principal, told)
+            if in_own:
+                await self._own().complete(elicitation_id, principal, told)
             else:
                 await self._write_in_default(elicitation_id, principal, told)
         except Exception as exc:  # any backend's failure, StoreUnavailable included

@@ -127,7 +127,7 @@ class UrlMode:
         self._steps: StepCompletions | None = None
         self._retired: list[Store] = []  # opened here, replaced by configure: closed by close
         #: Completions being written (``step_completed``).
-        self._records = StepRecords(self._own_steps, ttl=ask_timeout)
+        self._records = StepRecords(self._has_own_store, lambda: self.steps, ttl=ask_timeout)
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
 
@@ -376,12 +376,10 @@ class UrlMode:
         instances). A failure is logged; ``close`` writes what is under way first."""
         self._records.record(elicitation_id, principal, told)
 
-    def _own_steps(self) -> StepCompletions | None:
-        """The server's completions when it has a store for them (configured, or the
-        default file it opened); None when a completion would be its only use of the file."""
-        if self._store_spec is None and self._store is None:
-            return None
-        return self.steps
+    def _has_own_store(self) -> bool:
+        """Whether the server's completions have a store (configured, or the default file
+        it opened); not when a completion would be its only use of the file."""
+        return self._store_spec is not None or self._store is not None
 
     def add_provider(self, provider: OAuthProvider) -> None:
         if provider.name in self.providers:
