@@ -32,7 +32,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from mcp_elicit.errors import InvalidRequestState, ProtocolError
-from mcp_elicit.telemetry_attributes import ID_SHOWN, redact_uri, redact_urls, session_shown
+from mcp_elicit.telemetry_attributes import ID_SHOWN, inert, redact_uri, redact_urls, session_shown
 from mcp_elicit.wire import jsonrpc
 
 __all__ = [
@@ -93,14 +93,6 @@ def session_label(session: str) -> str:
     """A session as a log line names it: ``3f9c0a1e``, the start of its spans'
     ``mcp.session.id``."""
     return session_shown(session)[:8]
-
-
-def inert(text: str) -> str:
-    """``text`` with each character that is not printable (a line break, an escape, a
-    bidirectional override, NUL) written as its escape: one inert line."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def peer_text(text: str, most: int = _SAID) -> str:

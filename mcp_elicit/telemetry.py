@@ -10,6 +10,8 @@ Rules:
   it off altogether; a ``Telemetry(side, tracer_provider=..., meter_provider=...)`` sends
   to providers of the application's own.
 * A span is named ``{method} {tool or prompt}`` (the method alone for other requests),
+  a method MCP does not define, or a name the server does not offer, cut and inert
+  (``telemetry_attributes.method_shown``, ``name_shown``),
   with ``gen_ai.tool.name`` and ``gen_ai.operation.name`` (``execute_tool``), or
   ``gen_ai.prompt.name``. Its other attributes (the transport's among them), and the
   trace context it continues and puts in ``params._meta``: the rules of
@@ -64,11 +66,12 @@ from typing import Any, Literal, TypeVar, cast
 
 from mcp_elicit.telemetry_attributes import (
     METRIC_NETWORK,
-    NAME_SHOWN,
     Traced,
     add_response_events,
     chained,
+    method_shown,
     metric_attributes,
+    name_shown,
     named_version,
     redact_urls,
     request_id_shown,
@@ -287,13 +290,12 @@ class Telemetry:
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = (
                 target if known else "_OTHER"
             )
-            if not known and len(target) > NAME_SHOWN:
-                target = target[:NAME_SHOWN] + "…"
+            if not known:
+                target = name_shown(target)
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
-        name = f"{method} {target}" if isinstance(target, str) else method
         with self._operation(
-            method, name, metric, params, incoming, session, network, request_id_shown(rid), version
+            method, target, metric, params, incoming, session, network, request_id_shown(rid), version
         ) as record:
             if record.span is not None:
                 add_response_events(record.span, params.get("inputResponses"))
@@ -316,7 +318,7 @@ class Telemetry:
         version = named_version(version, params.get("_meta") if params is not None else None)
         metric = metric_attributes(method, version, network)
         with self._operation(
-            method, method, metric, params or {}, incoming, session, network, None, version
+            method, None, metric, params or {}, incoming, session, network, None, version
         ) as record:
             traced = record.span is not None and not incoming and method not in NO_META
             yield self._with_meta(params) if traced else params
@@ -325,7 +327,7 @@ class Telemetry:
     def _operation(
         self,
         method: str,
-        name: str,
+        target: object,
         metric: dict[str, Any],
         params: Mapping[str, Any],
         incoming: bool,
@@ -336,7 +338,7 @@ class Telemetry:
     ) -> Iterator[Traced]:
         """One request or notification: its span (when tracing), its duration measured.
         ``version``: the protocol version as the peer named it (the metric's may be
-        ``_OTHER``)."""
+        ``_OTHER``); ``target``: the tool or prompt (as shown), which the span's name adds."""
         uri = params.get("uri") if "resources/" in method else None
         record = Traced(metric, uri if isinstance(uri, str) else None)
         start = time.perf_counter()
@@ -346,11 +348,12 @@ class Telemetry:
                     yield record
                 return
             api = (self._trace, self._context, self._propagate, self._tracer)
+            shown = method_shown(method)  # the peer's: bounded and inert, one rule for both sides
             with spanned(
                 api,
                 record,
-                method,
-                name,
+                shown,
+                f"{shown} {target}" if isinstance(target, str) else shown,
                 params,
                 incoming=incoming,
                 session=session,

@@ -17,6 +17,11 @@ Rules:
   answer's key and action, never its content. An action is recorded only as one of the
   three MCP defines (:func:`action_shown`), anything else as ``_OTHER``: the client
   writes it, and one may put there what the person typed.
+* A span's name and ``mcp.method.name`` hold a method MCP defines as is, and any other
+  (the peer's: any length, any character) cut past 128 characters and inert
+  (:func:`method_shown`): a line break or an escape in it must not reach a trace viewer
+  or a log exporter as such. A tool or prompt name the server does not offer in a
+  span's name, likewise (:func:`name_shown`).
 * ``jsonrpc.request.id`` is the id's string form, as the semantic conventions have it
   (``10``, ``request-7``), cut past 128 characters (:func:`request_id_shown`): the other
   side picks the id, and a string id may be a megabyte long.
@@ -53,6 +58,9 @@ __all__ = [
     "action_shown",
     "add_response_events",
     "chained",
+    "inert",
+    "method_shown",
+    "name_shown",
     "metric_attributes",
     "named_version",
     "request_id_shown",
@@ -210,6 +218,29 @@ def request_id_shown(rid: object) -> str:
     id alike, so a client's span and the server's still carry the same value."""
     shown = str(rid)
     return shown if len(shown) <= ID_SHOWN else shown[:ID_SHOWN] + "…"
+
+
+def method_shown(method: str) -> str:
+    """A request's or notification's method as its span's name and ``mcp.method.name``
+    hold it: as is when MCP defines it, else by :func:`name_shown`. Both sides show a
+    method alike."""
+    return method if method in METHODS else name_shown(method)
+
+
+def name_shown(name: str) -> str:
+    """A name the peer chose (a method, a tool's) as a span holds it: as is when plain
+    text up to 128 characters, else cut with "…" past that and :func:`inert`."""
+    if len(name) <= NAME_SHOWN and name.isprintable():
+        return name
+    return inert(name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "…")
+
+
+def inert(text: str) -> str:
+    """``text`` with each character that is not printable (a line break, an escape, a
+    bidirectional override, NUL) written as its escape: one inert line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def redact_urls(text: str) -> str:

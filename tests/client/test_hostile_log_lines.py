@@ -106,3 +106,18 @@ async def test_a_servers_huge_request_id_is_cut_on_the_span(tmp_path: Path) -> N
     assert ids["tools/call t"] == "2", ids  # a short id as is: its string form
     (asked,) = [rid for name, rid in ids.items() if name.startswith("evil")]
     assert asked == "7" * 128 + "…", len(asked)
+
+
+async def test_a_servers_odd_method_is_inert_on_the_span(tmp_path: Path) -> None:
+    """The method of the server's request, as the client's span names it and records it
+    in ``mcp.method.name``: its line break, escape and override written out."""
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    await _run(tmp_path, Telemetry(tracer_provider=provider))
+    spans = exporter.get_finished_spans()
+    odd = [s for s in spans if s.attributes.get("mcp.method.name", "").startswith("evil")]
+    assert odd, [s.name for s in spans]
+    for span in odd:
+        assert span.name == span.attributes["mcp.method.name"] == "evil\\r\\nFAKE LINE \\x1b[31m\\u202e"
+    assert all(s.name.isprintable() for s in spans), [s.name for s in spans]

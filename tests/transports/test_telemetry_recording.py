@@ -235,3 +235,24 @@ async def test_the_server_span_links_the_span_it_was_received_in() -> None:
         assert await client.result("tools/list")
     (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
     assert span.parent.span_id == http.get_span_context().span_id and not span.links
+
+
+@pytest.mark.parametrize("made_up", ["m" * 20_000, "evil\r\nFAKE \x1b[31m\u202e"])
+async def test_a_made_up_method_reaches_spans_bounded_and_inert(made_up: str) -> None:
+    """A client's unknown method (any length, any character) is refused (-32601); its
+    span's name and ``mcp.method.name`` keep its start, each line break or escape written
+    out, so a trace viewer or log exporter never shows a forged line. A method MCP
+    defines is named as it is."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = MemoryClient(build(Telemetry(tracer_provider=provider)))
+    assert (await client.request(made_up))["error"]["code"] == -32601
+    assert await client.result("tools/list")
+    odd, listed = exporter.get_finished_spans()
+    assert (listed.name, listed.attributes["mcp.method.name"]) == ("tools/list", "tools/list")
+    assert odd.name == odd.attributes["mcp.method.name"]
+    assert odd.name.isprintable() and len(odd.name) <= 200, odd.name
+    assert odd.name in ("m" * 128 + "…", "evil\\r\\nFAKE \\x1b[31m\\u202e"), odd.name
