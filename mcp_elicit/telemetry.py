@@ -359,7 +359,7 @@ class Telemetry:
                 session=session,
                 network=network,
                 rid=rid,
-                version=version,
+                version=None if version is None else name_shown(version),  # the peer's: cut, inert
                 failed=self._failed,
             ):
                 yield record

@@ -12,7 +12,8 @@ Rules:
 * A client's retry (a round of a logical request, ``telemetry_attributes.ROUNDS``) links
   the round before it and, with no span of the caller's around them, continues the first
   round's trace.
-* A span's attributes: ``mcp.method.name``, ``mcp.protocol.version`` (both as named,
+* A span's attributes: ``mcp.method.name``, ``mcp.protocol.version`` (both as named, cut
+  and inert when MCP does not define them,
   never the metric's ``_OTHER``), ``jsonrpc.request.id``, ``mcp.session.id`` (2025-11-25:
   on the server; on the client too over HTTP, where the session has an id on the wire; a
   digest of the id, ``session_shown``),

@@ -256,3 +256,19 @@ async def test_a_made_up_method_reaches_spans_bounded_and_inert(made_up: str) ->
     assert odd.name == odd.attributes["mcp.method.name"]
     assert odd.name.isprintable() and len(odd.name) <= 200, odd.name
     assert odd.name in ("m" * 128 + "…", "evil\\r\\nFAKE \\x1b[31m\\u202e"), odd.name
+
+
+async def test_a_made_up_protocol_version_reaches_the_span_bounded_and_inert() -> None:
+    """The version a client names in ``_meta`` is its own text: refused (-32022), its
+    span keeps the start of it, a line break written out."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = MemoryClient(build(Telemetry(tracer_provider=provider)))
+    for made_up in ("v\r\nFAKE", "9" * 20_000):
+        answer = await client.request("tools/list", meta=client.meta(**{META_VERSION: made_up}))
+        assert answer["error"]["code"] == -32022
+    shown = [s.attributes["mcp.protocol.version"] for s in exporter.get_finished_spans()]
+    assert shown == ["v\\r\\nFAKE", "9" * 128 + "…"], [v[:20] for v in shown]
