@@ -74,6 +74,10 @@ __all__ = [
 #: time quadratic in text made of many such places ("a.a.a.a..."), and the text can be
 #: the other side's.
 _AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
+#: An http(s) URL written without the usual "//" after its scheme (``https:/host/?key``,
+#: ``HTTPS:host``, backslashes): browsers open it as the same page, key and all. Found
+#: from the scheme's fixed letters, so linear in any text.
+_ODD_WEB = re.compile(r"(?i)(?<![a-z0-9+.-])(https?:)(?!//)([/\\]*)([^\s'\"]*)")
 _AUTHORITY_END = re.compile(r"[/?#]")
 _QUERY = re.compile(r"[?#]")
 #: How much of a tool or prompt name the server does not offer a span's name shows (a
@@ -245,10 +249,14 @@ def inert(text: str) -> str:
 
 def redact_urls(text: str) -> str:
     """``text`` with every URL's user name and password, query and fragment replaced by
-    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
-    if "://" not in text:
-        return text
-    return _AFTER_SCHEME.sub(_redacted, text)
+    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay. An http
+    or https URL with other than two slashes after its scheme is one too: a browser
+    opens ``https:/host/?key`` as ``https://host/?key``."""
+    if "://" in text:
+        text = _AFTER_SCHEME.sub(_redacted, text)
+    if ":" in text:
+        text = _ODD_WEB.sub(_odd_redacted, text)
+    return text
 
 
 def redact_uri(uri: str) -> str:
@@ -261,6 +269,10 @@ def redact_uri(uri: str) -> str:
 
 def _redacted(found: re.Match[str]) -> str:
     return "://" + _kept(found[1])
+
+
+def _odd_redacted(found: re.Match[str]) -> str:
+    return found[1] + found[2] + _kept(found[3])
 
 
 def _kept(rest: str, *, authority: bool = True) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import MethodNotFound
 from mcp_elicit.log_labels import log_answered_error, message_label, peer_text, request_label, request_where
 from mcp_elicit.telemetry_attributes import request_id_shown, session_shown
@@ -101,3 +102,21 @@ def test_an_answered_error_is_not_built_above_debug(debug_log: tuple[logging.Log
 
     log_answered_error(log, "tools/call", Unreadable(), 1, MethodNotFound("Method not found: x"))
     assert out.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https:/a.example/approve?token=SECRET", "https:/a.example/approve?REDACTED"),
+        ("HTTPS:a.example/approve#token=SECRET", "HTTPS:a.example/approve#REDACTED"),
+        ("hTTp:/u:SECRET@a.example/", "hTTp:/REDACTED:REDACTED@a.example/"),
+        ("HTTPS://u:SECRET@[::1]:8/x?token=SECRET", "HTTPS://REDACTED:REDACTED@[::1]:8/x?REDACTED"),
+    ],
+)
+def test_a_url_written_oddly_keeps_no_key(url: str, shown: str) -> None:
+    """A browser opens ``https:/host/?key`` as ``https://host/?key``, and so does the
+    client, once the person consents (warned as odd syntax, not refused): a line that
+    repeats such a page's URL keeps its key out as it does for one written as usual."""
+    if "@" not in url:  # (user-info is refused, but a message may still quote it)
+        assert not judge_url(url).refused, judge_url(url).codes
+    assert peer_text(f"open {url} now") == f"open {shown} now"
