@@ -34,6 +34,7 @@ from typing import Any, Final, Protocol
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.transport import Ended, Exchange
+from mcp_elicit.log_labels import peer_text
 from mcp_elicit.wire.jsonrpc import Message, Notification
 
 __all__ = ["DEFAULT_RETRY_MS", "EventStream", "ListeningSession", "renewed"]
@@ -157,6 +158,8 @@ async def renewed(session: ListeningSession, refused: Ended, sent_with: Mapping[
         await session.renew(expired)
     except Exception as exc:  # the next request tries again, and says why it cannot
         log.warning(
-            "the session with %s expired, and a new one could not be opened: %s", session.conn.server, exc
+            "the session with %s expired, and a new one could not be opened: %s",
+            session.conn.server,
+            peer_text(str(exc)),  # it may be the server's words: cut, inert
         )
     return True

@@ -306,7 +306,7 @@ class ServerQuestions:
                 try:
                     await self.conn.transport.send(failed.message, self.session.headers(failed.message))
                 except Exception as exc:  # the caller still gets the answerer's own exception
-                    log.warning("%s could not be told -32603: %s", self.conn.server, exc)
+                    log.warning("%s could not be told -32603: %s", self.conn.server, peer_text(str(exc)))
             raise carrier from None
         except asyncio.CancelledError:
             if request.id not in self._withdrawn:

@@ -337,7 +337,7 @@ class ModernSession:
                     say_more(exc, watch.outage_said(now))
                     raise
                 said = f"{self.conn.server}: {method} for task {shown_name(watch.task_id)}"
-                log.info("%s: %s; sent again in %g s", said, exc, delay)
+                log.info("%s: %s; sent again in %g s", said, peer_text(str(exc)), delay)
             else:
                 watch.reached()
                 return answered
@@ -358,7 +358,8 @@ class ModernSession:
         except MethodNotFound:
             self.listens = False
         except (MCPElicitError, OSError) as exc:  # a refusal, a dropped stream: the polls go on
-            log.debug("%s: not listening for task %s: %s", self.conn.server, shown_name(task_id), exc)
+            said = peer_text(str(exc)) if log.isEnabledFor(logging.DEBUG) else ""  # the server's: cut, inert
+            log.debug("%s: not listening for task %s: %s", self.conn.server, shown_name(task_id), said)
         except Exception:  # a bug here must not fail the call the polls can finish
             log.warning("listening for task %s failed; polling only", shown_name(task_id), exc_info=True)
 
@@ -367,7 +368,8 @@ class ModernSession:
         try:
             await asyncio.wait_for(self.roundtrip("tasks/cancel", task), _CANCEL_SECONDS)
         except Exception as exc:
-            log.info("%s: could not cancel task %s: %s", self.conn.server, shown_name(task["taskId"]), exc)
+            said = peer_text(str(exc))  # the server's words: cut, inert
+            log.info("%s: could not cancel task %s: %s", self.conn.server, shown_name(task["taskId"]), said)
 
     async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One request on the wire (a fresh id each time); its result, version and header retries included."""
@@ -422,13 +424,8 @@ class ModernSession:
         if rejected:  # at every listing, asked or not; one line, however many tools
             named = "; ".join(f"tool {n[:128]!r}: {peer_text(r)}" for n, r in list(rejected.items())[:_NAMED])
             more = f"; and {len(rejected) - _NAMED} more" if len(rejected) > _NAMED else ""
-            log.warning(
-                "%d tool(s) from %s rejected (Client.rejected_tools has them all): %s%s",
-                len(rejected),
-                self.conn.server,
-                named,
-                more,
-            )
+            said = "%d tool(s) from %s rejected (Client.rejected_tools has them all): %s%s"
+            log.warning(said, len(rejected), self.conn.server, named, more)
         return kept
 
     async def ensure_tools(self) -> None:

@@ -274,7 +274,10 @@ class HttpTransport:
             await self.send(reply, headers)
         except (TransportError, AuthorizationError) as exc:
             log.warning(
-                "could not answer %s's unreadable %s: %s", self._shown, request_where(reply["id"]), exc
+                "could not answer %s's unreadable %s: %s",
+                self._shown,
+                request_where(reply["id"]),
+                peer_text(str(exc)),
             )
 
     async def listen(
@@ -309,7 +312,7 @@ class HttpTransport:
                 ) as response:
                     await _head(response, 0)
         except TransportError as exc:  # a redirect refused, a failed authorization
-            log.warning("DELETE %s failed: %s", self._shown, exc)
+            log.warning("DELETE %s failed: %s", self._shown, peer_text(str(exc)))
         except (httpx.HTTPError, TimeoutError) as exc:
             log.debug("DELETE %s failed: %s", self._shown, describe(exc))
 

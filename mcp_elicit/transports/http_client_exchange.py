@@ -52,6 +52,7 @@ from mcp_elicit.client.transport import (
     unreadable_reply,
 )
 from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, ProtocolViolation, TransportError
+from mcp_elicit.log_labels import peer_text
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.transports.http_redirects import MARK, compressed
@@ -293,7 +294,9 @@ class HttpExchange(QueuedExchange):
                 self._queue.put_nowait(ended)  # the request fails now, not at its timeout
                 return True
             log.warning(
-                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.where, exc
+                "%s sent something that is not a JSON-RPC message (%s); ignored",
+                self._owner.where,
+                peer_text(str(exc)),  # it may quote what the server sent: cut, inert
             )
             reply = None if self._modern else invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
