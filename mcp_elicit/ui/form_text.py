@@ -13,7 +13,7 @@ Rules:
   beyond the safe range, ``-(2**53-1)..2**53-1``, or any number beyond what a float
   holds, is refused with the form's message for it, never rounded; digits of any script
   count, underscores between them do not; a minus sign, U+2212 as Swedish writes one or
-  the full-width U+FF0D of a Japanese input method, is a minus: this is the one reader of
+  the full-width U+FF0D of a Japanese input method, is a minus (and U+FF0B a plus): this is the one reader of
   a typed number, for the terminal and the browser's page alike); booleans as
   yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
   value or title ignoring case, how accents are written (NFC) and runs of spaces; a
@@ -79,7 +79,7 @@ _LARGEST_FLOAT: Final = sys.float_info.max
 #: What a person may put between choices instead of a comma: spaces, a semicolon.
 _BETWEEN: Final = re.compile(r"\s*;\s*|\s+")
 #: Minus signs other than the hyphen-minus "-" that a number may be written with.
-_MINUS: Final = str.maketrans({"\u2212": "-", "\uff0d": "-"})
+_MINUS: Final = str.maketrans({"\u2212": "-", "\uff0d": "-", "\uff0b": "+"})  # and the full-width plus
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {

@@ -370,6 +370,8 @@ def test_digits_of_other_scripts_are_read_as_numbers() -> None:
         (Integer, "\uff0d\uff15", -5),
         (Number, "\u22122.5", -2.5),
         (Number, "1e\u22121", 0.1),
+        (Integer, "\uff0b\uff15", 5),  # a full-width plus, as that input method types one
+        (Number, "1e\uff0b1", 10.0),
     ],
 )
 def test_a_minus_sign_is_read_as_a_minus(kind: type[Integer] | type[Number], text: str, value: float) -> None:
