@@ -287,11 +287,11 @@ class Telemetry:
         metric = metric_attributes(method, version, network)
         if isinstance(target, str):
             known = self.offered is None or not incoming or self.offered(method, target)
+            if incoming:  # a name the peer chose: bounded and inert, offered or not
+                target = name_shown(target)
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = (
                 target if known else "_OTHER"
             )
-            if not known:
-                target = name_shown(target)
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
         with self._operation(

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.anyio
 
 # 2025-11-25. Asked initialize, it first sends a request of an odd method under a huge id
 # (refused: too early). Asked tools/call, it sends such a request again, then a URL-mode
-# question whose URL holds a key, then answers an id nobody sent with an error, then the
+# question whose URL holds a key (after a tools/call of a tool whose name has a line
+# break and 300 more characters), then answers an id nobody sent with an error, then the
 # call.
 HOSTILE = r"""
 import json, sys
@@ -47,6 +48,8 @@ read()  # notifications/initialized
 call = read()
 send({"jsonrpc": "2.0", "id": LONG, "method": METHOD, "params": {}})
 read()  # the client's -32601
+send({"jsonrpc": "2.0", "id": "t1", "method": "tools/call", "params": {"name": "x\n" + "y" * 300}})
+read()  # the client's -32601 again: no server's tool is called on a client
 send({"jsonrpc": "2.0", "id": "q1", "method": "elicitation/create", "params": {
     "mode": "url", "message": MESSAGE, "elicitationId": "e0",
     "url": "http://a.example/approve?token=SECRET"}})
@@ -121,3 +124,8 @@ async def test_a_servers_odd_method_is_inert_on_the_span(tmp_path: Path) -> None
     for span in odd:
         assert span.name == span.attributes["mcp.method.name"] == "evil\\r\\nFAKE LINE \\x1b[31m\\u202e"
     assert all(s.name.isprintable() for s in spans), [s.name for s in spans]
+    # a tool the server names in its own request: no tool of the client's to check it
+    # against, cut and inert all the same, in the span's name and the metric's attribute
+    (called,) = [s for s in spans if s.attributes.get("jsonrpc.request.id") == "t1"]
+    assert called.name == "tools/call x\\n" + "y" * 126 + "…", called.name
+    assert called.attributes["gen_ai.tool.name"] == called.name.removeprefix("tools/call "), called.attributes
