@@ -174,18 +174,20 @@ class UrlMode:
         """Replace the store (before it is used) or the pages' public base URL.
         ``from_address``: the URL is not given but derived from the address the server
         bound (``serve --http``), so plain http off loopback is warned about at start-up
-        (a test on a LAN) rather than refused."""
+        (a test on a LAN) rather than refused. All or nothing: a value refused
+        (``ConfigError``) changes nothing, and the old store stays open and in use."""
+        base = self.public_url if public_url is None else _public_base(public_url, from_address=from_address)
         if store is not None:
             if any(used is not None for used in (self._flows, self._vault, self._oauth, self._steps)):
                 raise ConfigError("the URL-mode store is already in use; configure it before serving")
             from mcp_elicit.stores import open_store
 
+            replacing = open_store(store) if isinstance(store, str) else store  # before anything changes
             if self._store is not None and (self._store_spec is None or isinstance(self._store_spec, str)):
                 self._retired.append(self._store)  # opened here (it may hold a connection)
             self._store_spec = store
-            self._store = open_store(store) if isinstance(store, str) else store
-        if public_url is not None:
-            self.public_url = _public_base(public_url, from_address=from_address)
+            self._store = replacing
+        self.public_url = base
 
     def warn_at_start(self, *, several_users: bool) -> None:
         """Log what, in this configuration, exposes the pages that take secrets.

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_elicit import KeyRing, Server
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores import SqliteStore
 from mcp_elicit.stores.url import STATE_FILE, default_data_dir
@@ -117,3 +118,38 @@ async def test_a_store_replaced_before_serving_is_closed_at_stop(tmp_path: Path)
     await app.stop()
     assert database_handles(first) == [], "the replaced store is still open"
     assert database_handles(second) == []
+
+
+@pytest.mark.parametrize(
+    "bad", [{"store": "bogus://x"}, {"store": "sqlite://", "public_url": "https://ok.example"}]
+)
+async def test_a_refused_configure_leaves_the_store_as_it_was(tmp_path: Path, bad: dict[str, str]) -> None:
+    """``configure_url_mode`` with a store URL that cannot be opened raises a clear
+    ``ConfigError`` and changes nothing: the old URL, the old store, open and in use (a
+    stop then closes it), and no other setting given with it."""
+    path = tmp_path / "first.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    store = app.url_mode.store
+    await store.put("health", "k", b"v")
+    with pytest.raises(ConfigError, match="store URL"):
+        app.configure_url_mode(**bad)
+    assert app.url_mode.store_spec == f"sqlite://{path}"
+    assert app.url_mode.store is store
+    assert app.url_mode.public_url is None
+    assert await app.url_mode.guarded.get("health", "k") == b"v", "the old store is still in use"
+    assert database_handles(path), "the old store was closed while in use"
+    await app.start()
+    await app.stop()
+    assert database_handles(path) == []
+
+
+async def test_a_refused_public_url_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+    """A bad ``public_url`` given with a good store changes neither."""
+    path = tmp_path / "first.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    store = app.url_mode.store
+    with pytest.raises(ConfigError, match="public URL"):
+        app.configure_url_mode(store=f"sqlite://{tmp_path / 'second.db'}", public_url="ftp://x")
+    assert app.url_mode.store is store
+    assert app.url_mode.store_spec == f"sqlite://{path}"
+    await app.url_mode.close()
