@@ -17,7 +17,8 @@ Rules:
   ``server/step_records.py``).
 * ``close`` (the server stopping) closes every store URL mode opened itself (from a URL,
   or the default file), whatever fails or is cancelled on the way; a store object the
-  server was given stays open, for its owner to close.
+  server was given stays open, for its owner to close. A completion made when the server
+  holds no store open (never started, or stopped) opens one for its write and closes it.
 * Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
   on demand for stdio); this module only knows where they are (``PageHost``). Token
   requests to providers go through the ``TokenExchange`` a transport installs.
@@ -127,7 +128,7 @@ class UrlMode:
         self._steps: StepCompletions | None = None
         self._retired: list[Store] = []  # opened here, replaced by configure: closed by close
         #: Completions being written (``step_completed``).
-        self._records = StepRecords(self._has_own_store, lambda: self.steps, ttl=ask_timeout)
+        self._records = StepRecords(self._held_steps, self._completion_url, ttl=ask_timeout)
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
 
@@ -248,9 +249,11 @@ class UrlMode:
         """The server stopped: close the store if it opened it itself (from a URL, or the
         default file), releasing its connections or thread; a later start opens it again. A
         store object the server was given stays open: its owner closes it. Completions
-        being recorded (``step_completed``) are written first. Every store opened here is
-        closed even when waiting, or closing another, fails or is cancelled; the first
-        such error is raised after."""
+        being recorded (``step_completed``) are written first; one made while the stores
+        close, or after, opens its store for the write and closes it once written
+        (``server/step_records.py``), and the ones made while closing are waited for too.
+        Every store opened here is closed even when waiting, or closing another, fails or
+        is cancelled; the first such error is raised after."""
         try:
             await self._records.settle()
         finally:
@@ -267,6 +270,7 @@ class UrlMode:
                     failed = failed or exc
             if failed is not None:
                 raise failed
+        await self._records.settle()  # completions made while the stores closed
 
     @property
     def store(self) -> Store:
@@ -378,10 +382,23 @@ class UrlMode:
         instances). A failure is logged; ``close`` writes what is under way first."""
         self._records.record(elicitation_id, principal, told)
 
-    def _has_own_store(self) -> bool:
-        """Whether the server's completions have a store (configured, or the default file
-        it opened); not when a completion would be its only use of the file."""
-        return self._store_spec is not None or self._store is not None
+    def _held_steps(self) -> StepCompletions | None:
+        """The server's completions while it holds its store open (it started, or a request
+        used it; a store object given to it, always); None otherwise."""
+        return self.steps if self._store is not None else None
+
+    def _completion_url(self) -> str | None:
+        """The store a completion opens for its write when the server holds none open: the
+        configured URL, or the default file once a process made it; None: nowhere."""
+        if isinstance(self._store_spec, str):
+            return self._store_spec
+        from mcp_elicit.server.url_steps import default_store_made
+
+        if self._store_spec is None and default_store_made():
+            from mcp_elicit.stores import default_store_url
+
+            return default_store_url()
+        return None
 
     def add_provider(self, provider: OAuthProvider) -> None:
         if provider.name in self.providers:

@@ -153,3 +153,74 @@ async def test_a_refused_public_url_leaves_the_store_as_it_was(tmp_path: Path) -
     assert app.url_mode.store is store
     assert app.url_mode.store_spec == f"sqlite://{path}"
     await app.url_mode.close()
+
+
+async def written(path: Path, *ids: str) -> None:
+    """Wait until each completion of ``ids`` (alice's) is in the SQLite file ``path``."""
+    reader = StepCompletions(SqliteStore(path), ttl=600.0)
+    try:
+
+        async def all_written() -> bool:
+            return all([await reader.marker(step, "alice") for step in ids])
+
+        await eventually(all_written, f"the completions {ids} written")
+    finally:
+        await reader.store.close()
+
+
+async def test_a_webhooks_completions_close_a_configured_store_once_written(tmp_path: Path) -> None:
+    """A webhook's process (never starts the server) configured with a store URL writes a
+    burst of completions through one connection and closes it once the burst is written,
+    as for the default file: it holds nothing on the file between bursts."""
+    path = tmp_path / "configured.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    for n in range(BURST):
+        app.complete_elicitation(f"pay-{n}", "alice")
+    await written(path, *(f"pay-{n}" for n in range(BURST)))
+    await eventually(lambda: not database_handles(path), "the webhook's connection closed")
+    app.complete_elicitation("pay-late", "alice")  # a later burst opens the file again
+    await written(path, "pay-late")
+    await eventually(lambda: not database_handles(path), "the later burst's connection closed")
+
+
+async def test_a_started_server_keeps_its_configured_store_through_completions(tmp_path: Path) -> None:
+    """A server that started holds its store for its lifetime: a completion writes into
+    it and leaves it open; the stop closes it."""
+    path = tmp_path / "configured.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    await app.start()
+    store = app.url_mode.store
+    app.complete_elicitation("pay-1", "alice")
+    await written(path, "pay-1")
+    assert app.url_mode.store is store and database_handles(path), "the started server's store was let go"
+    await app.stop()
+    assert database_handles(path) == []
+
+
+@pytest.mark.parametrize("when", ["after", "during"])
+async def test_a_completion_at_or_after_stop_leaves_no_store_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """``complete_elicitation`` after ``Server.stop``, or while the stop closes the store,
+    is still recorded (as a webhook's would be), in a store opened for the write and
+    closed once it is written: nothing stays open on the file."""
+    path = tmp_path / "configured.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    await app.start()
+    store = app.url_mode.store
+    if when == "during":
+        closing = store.close
+
+        async def completes_then_closes() -> None:
+            app.complete_elicitation("pay-1", "alice")
+            await closing()
+
+        monkeypatch.setattr(store, "close", completes_then_closes)
+    await app.stop()
+    if when == "during":
+        assert database_handles(path) == [], "the stop did not wait for the completion made while closing"
+    else:
+        app.complete_elicitation("pay-1", "alice")
+    await written(path, "pay-1")
+    await eventually(lambda: not database_handles(path), "the completion's store closed")
+    assert app.url_mode.store_spec == f"sqlite://{path}"
