@@ -78,7 +78,18 @@ _AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
 #: ``HTTPS:host``, backslashes): browsers open it as the same page, key and all. Found
 #: from the scheme's fixed letters, so linear in any text.
 _ODD_WEB = re.compile(r"(?i)(?<![a-z0-9+.-])(https?:)(?!//)([/\\]*)([^\s'\"]*)")
+#: A URL written without its scheme (``//host/path?key``, as a message quotes a relative
+#: reference): "//" not after a letter, digit, "_", ":", "/" or "\\", then a host's first
+#: character. Linear likewise: the run after it is taken whole.
+_NO_SCHEME = re.compile(r"(?<![\w:/\\])//(?=[A-Za-z0-9\[])([^\s'\"]*)")
 _AUTHORITY_END = re.compile(r"[/?#]")
+#: Characters that end a URL in prose when they end its run (``<https://h/?k>``,
+#: ``(see https://h/?k).``): a closing bracket the URL does not open, or punctuation.
+_CLOSING = {")": "(", "]": "[", "}": "{", ">": "<"}
+_PUNCTUATION = frozenset(".,;:!?")
+#: How many such characters at most are kept after a redacted query or fragment: each is
+#: one of the few above and says nothing, but a long run of them is the URL's own.
+_TRAILING = 4
 _QUERY = re.compile(r"[?#]")
 #: How much of a tool or prompt name the server does not offer a span's name shows (a
 #: name MCP allows is at most 128 characters): a client may send one of any length.
@@ -251,11 +262,20 @@ def redact_urls(text: str) -> str:
     """``text`` with every URL's user name and password, query and fragment replaced by
     ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay. An http
     or https URL with other than two slashes after its scheme is one too: a browser
-    opens ``https:/host/?key`` as ``https://host/?key``."""
+    opens ``https:/host/?key`` as ``https://host/?key``; so is one without its scheme
+    (``//host/path?key``, a relative reference a message may quote).
+
+    A URL runs to a space or a quote, less what ends it in prose, which stays as written
+    after it: a closing bracket it does not open, or punctuation (``<https://h/?k>``,
+    ``(see https://h/?k).``). Only a few such characters at its very end are so kept,
+    none of them anything but such a character: a query ``?k=S)ECRET`` is the URL's to
+    its end, and is redacted whole."""
     if "://" in text:
         text = _AFTER_SCHEME.sub(_redacted, text)
     if ":" in text:
         text = _ODD_WEB.sub(_odd_redacted, text)
+    if "//" in text:
+        text = _NO_SCHEME.sub(_no_scheme_redacted, text)
     return text
 
 
@@ -268,11 +288,35 @@ def redact_uri(uri: str) -> str:
 
 
 def _redacted(found: re.Match[str]) -> str:
-    return "://" + _kept(found[1])
+    return "://" + _kept_in_prose(found[1])
 
 
 def _odd_redacted(found: re.Match[str]) -> str:
-    return found[1] + found[2] + _kept(found[3])
+    return found[1] + found[2] + _kept_in_prose(found[3])
+
+
+def _no_scheme_redacted(found: re.Match[str]) -> str:
+    return "//" + _kept_in_prose(found[1])
+
+
+def _kept_in_prose(run: str) -> str:
+    """A URL's run up to a space or quote (after its "://") as :func:`_kept` leaves it,
+    less what ends it in prose: at most :data:`_TRAILING` characters at its very end,
+    each a closing bracket the URL does not open or punctuation (``.``, ``,``, ``;``,
+    ``:``, ``!``, ``?``), kept as written after the redacted URL. Any other character,
+    and a bracket the URL opens, is the URL's: a query ``?k=S)ECRET`` is redacted whole,
+    as is one that ends in more such characters than are kept."""
+    end = len(run)
+    while len(run) - end < _TRAILING and end > 0:
+        last = run[end - 1]
+        opening = _CLOSING.get(last)
+        if opening is not None:
+            if run.count(opening, 0, end) >= run.count(last, 0, end):
+                break  # the URL opens it: its own
+        elif last not in _PUNCTUATION:
+            break
+        end -= 1
+    return _kept(run[:end]) + run[end:]
 
 
 def _kept(rest: str, *, authority: bool = True) -> str:

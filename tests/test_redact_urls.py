@@ -49,11 +49,84 @@ def test_user_info_query_and_fragment_are_left_out(text: str, shown: str) -> Non
     assert redact_urls(text) == shown
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("<https://h/x?k=S>", "<https://h/x?REDACTED>"),
+        ("<https://u:p@h/x#f>, then", "<https://REDACTED:REDACTED@h/x#REDACTED>, then"),
+        (
+            "[approve](https://h/approve?token=S]; cancelling",
+            "[approve](https://h/approve?REDACTED]; cancelling",
+        ),
+        ("(see https://h/x?k=S).", "(see https://h/x?REDACTED)."),
+        ("{https://h/x#S}: done", "{https://h/x#REDACTED}: done"),
+        (
+            "open https://h/x?k=S! Or https://h/y?k=T? No.",
+            "open https://h/x?REDACTED! Or https://h/y?REDACTED? No.",
+        ),
+        ("'https://h/x?k=S.'", "'https://h/x?REDACTED.'"),
+        ("https:/h/x?k=S)", "https:/h/x?REDACTED)"),
+        ("http://[::1]:8080/x?y]", "http://[::1]:8080/x?REDACTED]"),
+        # a bracket the URL opens is its own; so is a path's (nothing of it is redacted)
+        ("(https://h/x?k=(S))", "(https://h/x?REDACTED)"),
+        ("https://en.example/wiki/A_(b)?k=S", "https://en.example/wiki/A_(b)?REDACTED"),
+        ("https://h/x? y", "https://h/x? y"),
+    ],
+)
+def test_what_ends_a_url_in_prose_is_kept_after_it(text: str, shown: str) -> None:
+    assert redact_urls(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://h/x?k=S)ECRET",
+        "https://h/x?k=S>ECRET and",
+        "<https://h/x?k=S>ECRET>",
+        "https://h/x?k=S];ECRET",
+        "https://h/x#S.ECRET",
+        "https://h/x?k=S.!?;:.,ECRET",
+        "//h/x?k=S)ECRET",
+    ],
+)
+def test_such_a_character_inside_the_query_keeps_nothing_after_it_visible(text: str) -> None:
+    assert "ECRET" not in redact_urls(text)
+
+
+def test_only_a_few_such_characters_are_kept_the_rest_is_the_urls() -> None:
+    assert redact_urls("https://h/x?k=)]}>.,;:") == "https://h/x?REDACTED.,;:"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("relative //cdn.example/f?sig=S failed", "relative //cdn.example/f?REDACTED failed"),
+        ("'//u:p@h/x#S'", "'//REDACTED:REDACTED@h/x#REDACTED'"),
+        ("(//h/x?k=S).", "(//h/x?REDACTED)."),
+        ("//[::1]/x?k", "//[::1]/x?REDACTED"),
+        # not a URL without its scheme: "//" inside a word, a path, a comment
+        ("a//b?c", "a//b?c"),
+        ("/a///b?c", "/a///b?c"),
+        ("// why? because", "// why? because"),
+        ("C:\\//x?y", "C:\\//x?y"),
+    ],
+)
+def test_a_url_without_its_scheme_is_redacted_too(text: str, shown: str) -> None:
+    assert redact_urls(text) == shown
+
+
 _HOSTILE = """
 import sys
 from mcp_elicit.telemetry import redact_urls
 size = 1 << 20
-for text in ("a." * (size // 2) + "://", "x://" * (size // 4), "://" + "a-" * (size // 2)):
+for text in (
+    "a." * (size // 2) + "://",
+    "x://" * (size // 4),
+    "://" + "a-" * (size // 2),
+    "a//" * (size // 3),
+    "//a" * (size // 3) + ")" * size,
+    "https://h/" + "(" * size + ")" * size,
+):
     assert len(redact_urls(text)) >= len(text) // 2
 print("done")
 """
