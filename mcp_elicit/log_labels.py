@@ -24,6 +24,10 @@ Rules:
   without its query, cut and with any control or format character escaped (a message may
   quote what the client sent as is: "Method not found: ..."); a refused
   ``requestState`` is not, its own line says why.
+* A message the server cannot read (not JSON: -32700; or no JSON-RPC message it takes:
+  -32600) and a response to no question of the server's (dropped) are debug lines too
+  (:func:`log_unreadable`, :func:`log_stray_response`): the transport, the session, and
+  the message's size and error code, or the request it names; never the message.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ __all__ = [
     "REPORTED",
     "inert",
     "log_answered_error",
+    "log_stray_response",
+    "log_unreadable",
     "message_label",
     "peer_text",
     "reported_on",
@@ -122,3 +128,43 @@ def log_answered_error(
     if log.isEnabledFor(logging.DEBUG) and not isinstance(error, InvalidRequestState):
         label = request_label(method, params, request_id, session)
         log.debug("%s: answered with error %d: %s", label, error.code, peer_text(error.message))
+
+
+def _in(transport: str, session: str | None) -> str:
+    return transport if session is None else f"{transport}, session {session_label(session)}"
+
+
+def log_unreadable(
+    log: logging.Logger, transport: str, error: ProtocolError, size: int, session: str | None = None
+) -> None:
+    """Say at debug that a message of ``size`` bytes came over ``transport`` (in
+    ``session``) that the server cannot read, and was answered with ``error``: its code
+    (-32700: not JSON; -32600: JSON, but no message the server takes), never the message
+    nor the error's text, which may quote it."""
+    if log.isEnabledFor(logging.DEBUG):
+        where = _in(transport, session)
+        log.debug(
+            "%s: a message of %d bytes the server cannot read; answered with error %d",
+            where,
+            size,
+            error.code,
+        )
+
+
+def log_stray_response(
+    log: logging.Logger,
+    transport: str,
+    message: jsonrpc.Response | jsonrpc.ErrorResponse,
+    session: str | None = None,
+) -> None:
+    """Say at debug that the client's response ``message`` (over ``transport``, in
+    ``session``) answers no question of the server's, and was dropped: the request it
+    names (:func:`request_where`), never its result or error."""
+    if log.isEnabledFor(logging.DEBUG):
+        kind = "an error response" if isinstance(message, jsonrpc.ErrorResponse) else "a response"
+        log.debug(
+            "%s: %s to %s, which no question of the server's waits for; dropped",
+            _in(transport, session),
+            kind,
+            request_where(message.id),
+        )

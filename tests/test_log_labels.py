@@ -11,8 +11,16 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.errors import MethodNotFound
-from mcp_elicit.log_labels import log_answered_error, message_label, peer_text, request_label, request_where
+from mcp_elicit.errors import InvalidRequest, MethodNotFound, ParseError
+from mcp_elicit.log_labels import (
+    log_answered_error,
+    log_stray_response,
+    log_unreadable,
+    message_label,
+    peer_text,
+    request_label,
+    request_where,
+)
 from mcp_elicit.telemetry_attributes import request_id_shown, session_shown
 from mcp_elicit.wire import jsonrpc
 
@@ -120,3 +128,62 @@ def test_a_url_written_oddly_keeps_no_key(url: str, shown: str) -> None:
     if "@" not in url:  # (user-info is refused, but a message may still quote it)
         assert not judge_url(url).refused, judge_url(url).codes
     assert peer_text(f"open {url} now") == f"open {shown} now"
+
+
+def test_an_unreadable_message_is_named_by_its_size_and_code_never_quoted(
+    debug_log: tuple[logging.Logger, io.StringIO],
+) -> None:
+    log, out = debug_log
+    body = b'{"token": "SECRET\r\nERROR forged'
+    try:
+        jsonrpc.decode(body)
+    except ParseError as exc:
+        log_unreadable(log, "stdio", exc, len(body), "3f9c0a1e55aa77bb99cc")
+    log_unreadable(log, "HTTP", InvalidRequest("Invalid request: SECRET"), 2)
+    first, second = out.getvalue().splitlines()
+    where = f"stdio, session {session_shown('3f9c0a1e55aa77bb99cc')[:8]}"
+    assert (
+        first == f"{where}: a message of {len(body)} bytes the server cannot read; answered with error -32700"
+    )
+    assert second == "HTTP: a message of 2 bytes the server cannot read; answered with error -32600"
+    assert "SECRET" not in out.getvalue()
+
+
+def test_a_stray_response_is_named_by_its_request_cut_and_inert(
+    debug_log: tuple[logging.Logger, io.StringIO],
+) -> None:
+    log, out = debug_log
+    rid = "r\r\nERROR forged\x1b[2K" + "r" * 20_000
+    log_stray_response(log, "HTTP", jsonrpc.Response(rid, {"token": "SECRET"}), "3f9c0a1e55aa77bb99cc")
+    log_stray_response(log, "stdio", jsonrpc.ErrorResponse(None, {"code": 1, "message": "SECRET"}))
+    written = out.getvalue()
+    first, second = written.splitlines()
+    assert first.startswith(
+        f"HTTP, session {session_shown('3f9c0a1e55aa77bb99cc')[:8]}: a response to request "
+    )
+    assert first.endswith("…, which no question of the server's waits for; dropped") and len(first) < 300
+    assert "\\r\\nERROR forged\\x1b[2K" in first
+    assert (
+        second
+        == "stdio: an error response to request None, which no question of the server's waits for; dropped"
+    )
+    assert "SECRET" not in written
+    assert written.count("\n") == 2 and not [c for c in written.replace("\n", "") if not c.isprintable()]
+
+
+def test_neither_line_is_built_above_debug(debug_log: tuple[logging.Logger, io.StringIO]) -> None:
+    log, out = debug_log
+    log.setLevel(logging.INFO)
+
+    class Unshown:
+        def __repr__(self) -> str:
+            raise AssertionError("the line was built though not written")
+
+    class Unsized(InvalidRequest):
+        @property  # type: ignore[misc]
+        def code(self) -> int:
+            raise AssertionError("the line was built though not written")
+
+    log_stray_response(log, "stdio", jsonrpc.ErrorResponse(Unshown(), {}), "s")  # type: ignore[arg-type]
+    log_unreadable(log, "stdio", Unsized("x"), 1, "s")
+    assert out.getvalue() == ""

@@ -50,7 +50,7 @@ from mcp_elicit.errors import (
     InvalidResponse,
     ProtocolError,
 )
-from mcp_elicit.log_labels import request_label
+from mcp_elicit.log_labels import log_unreadable, request_label
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
@@ -276,6 +276,7 @@ class PostRoutes(SessionRoutes):
                 await self._malformed_response(sid, exc.request_id, exc, principal, send)
             return
         except ProtocolError as exc:
+            log_unreadable(log, "HTTP", exc, len(body), headers.get("mcp-session-id"))  # its header's
             await error_response(send, exc.request_id, exc)
             return
         if self.draining:  # the shutdown began while the body or the token's check was on its way

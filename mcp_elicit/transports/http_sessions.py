@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Final
 
 from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
+from mcp_elicit.log_labels import log_stray_response
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.telemetry import notifying
@@ -186,7 +187,8 @@ class SessionRoutes:
                 await accepted(send)
             return
         if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
-            session.resolve(message)
+            if not session.resolve(message):
+                log_stray_response(log, "HTTP", message, session.id)
             await accepted(send)
             return
         running = self._running.get(session.id, 0)

@@ -50,7 +50,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
-from mcp_elicit.log_labels import request_where
+from mcp_elicit.log_labels import log_stray_response, log_unreadable, request_where
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
@@ -362,6 +362,7 @@ class StdioServer:
             await self.write(jsonrpc.encode_error(None, exc))
             return
         except ProtocolError as exc:
+            log_unreadable(log, "stdio", exc, len(line), getattr(self.session, "id", None))
             await self.write(jsonrpc.encode_error(exc.request_id, exc))
             return
         if isinstance(message, jsonrpc.Request):
@@ -414,8 +415,8 @@ class StdioServer:
                 network=_PIPE,
             ):
                 self._notification(message.method, message.params or {})
-        elif self.session is not None:
-            self.session.resolve(message)
+        elif self.session is None or not self.session.resolve(message):
+            log_stray_response(log, "stdio", message, getattr(self.session, "id", None))
 
     def _forget(self, rid: jsonrpc.RequestId) -> Callable[[asyncio.Task[None]], None]:
         def forget(task: asyncio.Task[None]) -> None:

@@ -11,9 +11,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
-from support.procs import StdioProcess, stdio_process
+from support.procs import StdioProcess, http_process, stdio_process
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -280,3 +281,91 @@ async def test_what_a_client_sends_stays_one_short_line(served: StdioProcess, wi
     assert said and all(len(line) < 1_000 for line in said), [len(line) for line in said]
     assert re.search(r"cancelled by the client|ended with its session", said[-1]), said
     assert max(len(line) for line in log.splitlines()) < 2_000
+
+
+async def test_an_unreadable_message_and_a_stray_response_are_each_a_debug_line(
+    served: StdioProcess, wire_2025: WireChecker
+) -> None:
+    """A line that is not JSON (-32700), one that is JSON but no message (-32600), and a
+    response to no question of the server's (dropped, unanswered): an operator reading the
+    debug log sees each, named by the transport and session, never what the client sent."""
+    not_json = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "token": "SECRET-1'
+    await served.send(not_json + b"\n")
+    assert (await served.recv())["error"]["code"] == -32700
+    stray = {"jsonrpc": "2.0", "id": "no-such-question", "result": {"token": "SECRET-2"}}
+    await served.send(stray)  # outside a session (2026-07-28): no question is ever waiting
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    await served.send(init)
+    await served.until(0)
+    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await served.send(b'["SECRET-3"]\n')
+    assert (await served.recv())["error"]["code"] == -32600
+    await served.send({"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "SECRET-4"}})
+    await served.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    await served.until(2)
+    await served.stop()
+    log = served.stderr()
+
+    assert "SECRET" not in log
+    unread = _lines(log, "the server cannot read")
+    assert len(unread) == 2, log
+    assert re.search(
+        rf" DEBUG .*stdio: a message of {len(not_json)} bytes the server cannot read; answered with error -32700$",
+        unread[0],
+    )
+    assert re.search(
+        r" DEBUG .*stdio, session [0-9a-f]{8}: a message of 12 bytes the server cannot read; "
+        r"answered with error -32600$",
+        unread[1],
+    )
+    strays = _lines(log, "which no question of the server's waits for")
+    assert len(strays) == 2, log
+    assert re.search(r" DEBUG .*stdio: a response to request 'no-such-question', which", strays[0])
+    assert re.search(r" DEBUG .*stdio, session [0-9a-f]{8}: an error response to request 7, which", strays[1])
+
+
+def test_over_http_too(tmp_path: Path) -> None:
+    """The same two lines over HTTP: a body that is not JSON (-32700, outside a session),
+    and a response POSTed in a 2025-11-25 session that answers no question (202, dropped)."""
+    app = tmp_path / "signups.py"
+    app.write_text(SERVER, encoding="utf-8")
+    args = ("--log-level", "debug", "--store", "memory://")
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with http_process(app, log_dir=tmp_path, args=args) as served, httpx.Client(timeout=20) as http:
+        not_json = b'{"jsonrpc": "2.0", "id": 1, "token": "SECRET-1'
+        answer = http.post(served.url, content=not_json, headers=headers)
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == -32700
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}}},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        opened = http.post(served.url, json=init, headers=headers)
+        assert opened.status_code == 200, opened.text
+        session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        session["MCP-Protocol-Version"] = "2025-11-25"
+        stray = {"jsonrpc": "2.0", "id": 9, "result": {"token": "SECRET-2"}}
+        assert http.post(served.url, json=stray, headers=session).status_code == 202
+    log = served.stderr()
+
+    assert "SECRET" not in log
+    (line,) = _lines(log, "the server cannot read")
+    assert re.search(rf" DEBUG .*HTTP: a message of {len(not_json)} bytes the server cannot read; ", line), (
+        line
+    )
+    (line,) = _lines(log, "which no question of the server's waits for")
+    assert re.search(r" DEBUG .*HTTP, session [0-9a-f]{8}: a response to request 9, which", line), line
