@@ -251,11 +251,14 @@ class UrlMode:
         store object the server was given stays open: its owner closes it. Completions
         being recorded (``step_completed``) are written first; one made while the stores
         close, or after, opens its store for the write and closes it once written
-        (``server/step_records.py``), and the ones made while closing are waited for too.
+        (``server/step_records.py``), and the ones made while closing are waited for too
+        (even when a close fails; not when the stop is cancelled, which ends at once).
         Every store opened here is closed even when waiting, or closing another, fails or
         is cancelled; the first such error is raised after."""
+        settled = False
         try:
             await self._records.settle()
+            settled = True
         finally:
             closing, self._retired = self._retired, []
             store = self._store
@@ -263,14 +266,20 @@ class UrlMode:
                 self._store = self._flows = self._vault = self._oauth = self._steps = None
                 closing.append(store)
             failed: BaseException | None = None
+            cancelled = not settled
             for opened in closing:
                 try:
                     await opened.close()
                 except BaseException as exc:  # the rest are closed all the same
                     failed = failed or exc
+                    cancelled = cancelled or isinstance(exc, asyncio.CancelledError)
+            if not cancelled:  # a cancelled stop ends now; those writes close their own stores
+                try:
+                    await self._records.settle()  # completions made while the stores closed
+                except BaseException as exc:
+                    failed = failed or exc
             if failed is not None:
                 raise failed
-        await self._records.settle()  # completions made while the stores closed
 
     @property
     def store(self) -> Store:

@@ -224,3 +224,26 @@ async def test_a_completion_at_or_after_stop_leaves_no_store_open(
     await written(path, "pay-1")
     await eventually(lambda: not database_handles(path), "the completion's store closed")
     assert app.url_mode.store_spec == f"sqlite://{path}"
+
+
+async def test_a_stop_whose_close_fails_still_waits_for_the_completions_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store's close that fails is raised by the stop, but only once the completions
+    made while the stores closed are written and their store closed, as when it succeeds."""
+    path = tmp_path / "configured.db"
+    app = Server("shop", state_keys=KEYS, store=f"sqlite://{path}")
+    await app.start()
+    store = app.url_mode.store
+    closing = store.close
+
+    async def completes_then_fails() -> None:
+        app.complete_elicitation("pay-1", "alice")
+        await closing()
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(store, "close", completes_then_fails)
+    with pytest.raises(OSError, match="the disk went away"):
+        await app.stop()
+    assert database_handles(path) == [], "the stop did not wait for the completion made while closing"
+    await written(path, "pay-1")
