@@ -17,6 +17,7 @@ from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ProtocolError
+from mcp_elicit.telemetry_attributes import redact_urls
 
 pytestmark = pytest.mark.anyio
 
@@ -80,8 +81,12 @@ async def test_a_refused_url_is_declined_before_a_custom_answerer_sees_it(
     assert answerer.urls == []
     logged = [r.getMessage() for r in caplog.records if "refuses to show" in r.getMessage()]
     assert len(logged) == 1 and why in logged[0] and "Answering decline" in logged[0]
-    # control characters inert (the server's name is its command here, which holds the URL)
-    assert f" to open {url!r}, a URL" in logged[0] and logged[0].split(" to open ")[1].isascii()
+    # control characters inert (the server's name is its command here, which holds the URL),
+    # and a URL's user name and password never in a log line, as in every other one
+    shown = redact_urls(f" to open {url!r}, a URL")
+    assert shown in logged[0] and logged[0].split(" to open ")[1].isascii(), logged[0]
+    if "@" in url:
+        assert "REDACTED@" in shown and "pw@" not in logged[0] and "bank.example@" not in logged[0]
 
 
 @pytest.mark.parametrize(("url", "why"), REFUSED[:3] + REFUSED[-1:])
