@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from support.procs import StdioProcess, http_process, stdio_process
+from support.sessions import initialize_body
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +72,13 @@ async def served(tmp_path: Path) -> AsyncIterator[StdioProcess]:
     args = ("--log-level", "debug", "--store", "memory://")
     async with stdio_process(path, log_dir=tmp_path, args=args) as proc:
         yield proc
+
+
+async def _open_2025(served: StdioProcess) -> None:
+    """A 2025-11-25 session on ``served``: initialize, answered, then initialized."""
+    await served.send(initialize_body())
+    await served.until(0)
+    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
 def _lines(log: str, text: str) -> list[str]:
@@ -139,19 +147,7 @@ async def test_a_2026_requests_failures_are_named_and_quote_nothing(
 async def test_a_2025_sessions_failures_name_the_session(
     served: StdioProcess, wire_2025: WireChecker
 ) -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    await served.send(init)
-    await served.until(0)
-    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await _open_2025(served)
     unknown = {"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "goodbye"}}
     await served.send(unknown)
     assert (await served.until(3))[0]["error"]["code"] == -32602
@@ -239,19 +235,7 @@ async def test_what_a_client_sends_stays_one_short_line(served: StdioProcess, wi
     """A method that forges a line, and a 20,000-character request id cancelled by the
     client: each is said in one line of bounded length, the session named as its spans
     name it (the start of a digest), whatever the client put there."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    await served.send(init)
-    await served.until(0)
-    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await _open_2025(served)
     forged = "made/up\r\n2026-01-01 00:00:00 ERROR mcp_elicit.server forged\x1b[2K\u202e\x00"
     await served.send({"jsonrpc": "2.0", "id": 1, "method": forged})
     assert (await served.until(1))[0]["error"]["code"] == -32601
@@ -294,19 +278,7 @@ async def test_an_unreadable_message_and_a_stray_response_are_each_a_debug_line(
     assert (await served.recv())["error"]["code"] == -32700
     stray = {"jsonrpc": "2.0", "id": "no-such-question", "result": {"token": "SECRET-2"}}
     await served.send(stray)  # outside a session (2026-07-28): no question is ever waiting
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    await served.send(init)
-    await served.until(0)
-    await served.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await _open_2025(served)
     await served.send(b'["SECRET-3"]\n')
     assert (await served.recv())["error"]["code"] == -32600
     await served.send({"jsonrpc": "2.0", "id": 7, "error": {"code": -1, "message": "SECRET-4"}})
@@ -344,17 +316,7 @@ def test_over_http_too(tmp_path: Path) -> None:
         not_json = b'{"jsonrpc": "2.0", "id": 1, "token": "SECRET-1'
         answer = http.post(served.url, content=not_json, headers=headers)
         assert answer.status_code == 400 and answer.json()["error"]["code"] == -32700
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"form": {}}},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        opened = http.post(served.url, json=init, headers=headers)
+        opened = http.post(served.url, json=initialize_body(), headers=headers)
         assert opened.status_code == 200, opened.text
         session = {**headers, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
         session["MCP-Protocol-Version"] = "2025-11-25"
