@@ -251,7 +251,7 @@ def _serve(args: argparse.Namespace) -> int:
     given_public = args.public_url is not None or server.url_mode.public_url is not None  # not derived
     _configure_url_mode(server, args, address)
     if address is None:
-        from mcp_elicit.transports.stdio_server import serve_stdio
+        from mcp_elicit.transports.stdio_serve import serve_stdio
 
         try:
             asyncio.run(serve_stdio(server))

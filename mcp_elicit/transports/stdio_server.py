@@ -22,7 +22,7 @@ in flight get a short grace period (``grace``, 2 s), then the ones still running
 cancelled unanswered (logged); the answers owed are written for as long as the client
 keeps reading them, and given up (logged) once nothing is read from stdout for ``grace``
 seconds; then the server stops. When stdout closes, it stops at once; on SIGTERM or
-SIGINT (Ctrl-C) too, saying so, what runs cancelled (in stdin's grace period too: nobody
+SIGINT (Ctrl-C) too (``stdio_serve`` handles them), saying so, what runs cancelled (in stdin's grace period too: nobody
 hears its answer; the grace period ends there, so a handler that goes on after its
 cancellation is cancelled again at once) and what waits to be written dropped (the spec's client sends SIGTERM
 after waiting for the exit), then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's
@@ -44,7 +44,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
@@ -62,7 +61,7 @@ from mcp_elicit.transports.stdio_stdout import own_stdout
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
-__all__ = ["StdioServer", "serve_stdio"]
+__all__ = ["StdioServer"]
 
 log = logging.getLogger("mcp_elicit.stdio")
 #: OpenTelemetry's attributes of the connection: stdin and stdout.
@@ -465,36 +464,3 @@ class StdioServer:
             return  # cancelled, and its handler returned anyway: the client gave it up
         if payload is not None:
             await self.write(payload)
-
-
-async def serve_stdio(server: Server) -> None:
-    """Serve ``server`` on this process's stdin and stdout until stdin closes, or until
-    SIGTERM or SIGINT; after SIGINT, raises KeyboardInterrupt (as Ctrl-C would). Started
-    with fd 0 or fd 1 closed, it says so and returns: there is nothing to read, or nobody to
-    answer (and the number may belong to another file by now, the event loop's own, say)."""
-    for stream, fd, name in ((sys.stdin, 0, "stdin"), (sys.stdout, 1, "stdout")):
-        if stream is None:  # what Python makes of a descriptor not open when it started
-            log.warning(
-                "%s is not open (fd %d was closed when the process started): nothing to serve", name, fd
-            )
-            return
-    stdio = StdioServer(server)
-    loop = asyncio.get_running_loop()
-    caught: list[signal.Signals] = []
-
-    def stop(sig: signal.Signals) -> None:
-        caught.append(sig)
-        stdio.stop(f"{sig.name} received")
-
-    handled = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not POSIX, not main thread
-            loop.add_signal_handler(sig, stop, sig)
-            handled.append(sig)
-    try:
-        await stdio.run()
-    finally:
-        for sig in handled:
-            loop.remove_signal_handler(sig)
-    if signal.SIGINT in caught:
-        raise KeyboardInterrupt
