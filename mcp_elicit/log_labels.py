@@ -36,7 +36,8 @@ import logging
 from collections.abc import Callable, Mapping
 
 from mcp_elicit.errors import InvalidRequestState, ProtocolError
-from mcp_elicit.telemetry_attributes import ID_SHOWN, inert, redact_uri, redact_urls, session_shown
+from mcp_elicit.inert_text import inert
+from mcp_elicit.telemetry_attributes import ID_SHOWN, redact_uri, redact_urls, session_shown
 from mcp_elicit.wire import jsonrpc
 
 __all__ = [

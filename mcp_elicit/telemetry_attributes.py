@@ -45,6 +45,7 @@ from typing import Any
 
 import orjson
 
+from mcp_elicit.inert_text import inert
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.methods import METHODS
 from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -58,7 +59,6 @@ __all__ = [
     "action_shown",
     "add_response_events",
     "chained",
-    "inert",
     "method_shown",
     "name_shown",
     "metric_attributes",
@@ -244,18 +244,11 @@ def method_shown(method: str) -> str:
 
 def name_shown(name: str) -> str:
     """A name the peer chose (a method, a tool's) as a span holds it: as is when plain
-    text up to 128 characters, else cut with "…" past that and :func:`inert`."""
+    text up to 128 characters, else cut with "…" past that and inert
+    (:func:`mcp_elicit.inert_text.inert`: every character not printable escaped)."""
     if len(name) <= NAME_SHOWN and name.isprintable():
         return name
     return inert(name if len(name) <= NAME_SHOWN else name[:NAME_SHOWN] + "…")
-
-
-def inert(text: str) -> str:
-    """``text`` with each character that is not printable (a line break, an escape, a
-    bidirectional override, NUL) written as its escape: one inert line."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def redact_urls(text: str) -> str:

@@ -57,13 +57,13 @@ from __future__ import annotations
 import math
 import re
 import reprlib
-import unicodedata
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
 from mcp_elicit.errors import ConfigError, ProtocolViolation, RoundsExceeded
+from mcp_elicit.inert_text import inert
 
 __all__ = [
     "INPUT_METHODS",
@@ -482,13 +482,6 @@ def shown_text(text: str) -> str:
     each character a terminal could act on (a control character, an escape, a line or
     direction mark: not printable) written as ``repr`` writes it (``\\x1b``), without
     quotes. A space is a space (a no-break or ideographic one is not printable to
-    ``str.isprintable``, but a terminal only shows it: Japanese names hold them)."""
-    if text.isprintable():
-        return text
-    return "".join(_shown(ch) for ch in text)
-
-
-def _shown(ch: str) -> str:
-    if ch.isprintable() or unicodedata.category(ch) == "Zs":
-        return ch
-    return repr(ch)[1:-1]
+    ``str.isprintable``, but a terminal only shows it: Japanese names hold them): the
+    package's one rule for inert text, ``inert_text.inert``, with its spaces kept."""
+    return inert(text, spaces=True)
