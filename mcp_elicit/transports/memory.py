@@ -14,7 +14,9 @@ and the client's answers resolving them.
 
 ``MemoryTransport.sent`` holds the last ``KEEP_SENT`` (100) notifications and responses
 the client sent, oldest first (a ``deque``: a client living long answers thousands of
-questions); ``trace=`` sees every message both ways.
+questions); ``trace=`` sees every message both ways. A response of the client's that
+answers no question of the server's is dropped, with a debug line as on the other
+transports (``log_labels.log_stray_response``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, QueuedExchange, Trace, Unsolicited, message_json
 from mcp_elicit.errors import ProtocolError
-from mcp_elicit.log_labels import request_label
+from mcp_elicit.log_labels import log_stray_response, request_label
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
@@ -98,8 +100,8 @@ class MemoryTransport:
         decoded = jsonrpc.decode(jsonrpc.encode(message))
         session = self.session
         if isinstance(decoded, jsonrpc.Response | jsonrpc.ErrorResponse):
-            if session is not None:
-                session.resolve(decoded)
+            if session is None or not session.resolve(decoded):
+                log_stray_response(log, "memory", decoded, None if session is None else session.id)
         elif isinstance(decoded, jsonrpc.Notification) and session is not None:
             params = decoded.params or {}
             if decoded.method == "notifications/initialized":
