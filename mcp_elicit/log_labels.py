@@ -24,10 +24,11 @@ Rules:
   without its query, cut and with any control or format character escaped (a message may
   quote what the client sent as is: "Method not found: ..."); a refused
   ``requestState`` is not, its own line says why.
-* A message the server cannot read (not JSON: -32700; or no JSON-RPC message it takes:
-  -32600) and a response to no question of the server's (dropped) are debug lines too
-  (:func:`log_unreadable`, :func:`log_stray_response`): the transport, the session, and
-  the message's size and error code, or the request it names; never the message.
+* A message the server cannot read (not JSON: -32700; or no JSON-RPC message it takes,
+  or one past its size limit: -32600) and a response to no question of the server's
+  (dropped) are debug lines too (:func:`log_unreadable`, :func:`log_stray_response`):
+  the transport, the session, and the message's size (and the limit it is past) and
+  error code, or the request it names; never the message.
 """
 
 from __future__ import annotations
@@ -136,18 +137,27 @@ def _in(transport: str, session: str | None) -> str:
 
 
 def log_unreadable(
-    log: logging.Logger, transport: str, error: ProtocolError, size: int, session: str | None = None
+    log: logging.Logger,
+    transport: str,
+    error: ProtocolError,
+    size: int,
+    session: str | None = None,
+    *,
+    limit: int | None = None,
 ) -> None:
     """Say at debug that a message of ``size`` bytes came over ``transport`` (in
     ``session``) that the server cannot read, and was answered with ``error``: its code
-    (-32700: not JSON; -32600: JSON, but no message the server takes), never the message
-    nor the error's text, which may quote it."""
+    (-32700: not JSON; -32600: JSON, but no message the server takes, or one past the
+    ``limit`` in bytes it reads, when given), never the message nor the error's text,
+    which may quote it."""
     if log.isEnabledFor(logging.DEBUG):
         where = _in(transport, session)
+        over = "" if limit is None else f" (over its {limit} byte limit)"
         log.debug(
-            "%s: a message of %d bytes the server cannot read; answered with error %d",
+            "%s: a message of %d bytes the server cannot read%s; answered with error %d",
             where,
             size,
+            over,
             error.code,
         )
 

@@ -7,10 +7,11 @@ client's next request while the cancelled handler winds down (a 2025-11-25 sessi
 check refuses it meanwhile: that revision never reuses an id in a session); once a
 request is answered or cancelled, nothing more is sent for it (a notification from work
 its handler left behind is dropped); a line that is not JSON gets a -32700 error without
-an id, an oversized line a -32600 (with its id when the line starts with it), and the
-stream goes on; an oversized line under the id of a session's question still waiting is
-its answer, too long to read: the question is given up as refused, at once, and the
--32600 names no id (the id is the server's own). At most ``max_in_flight`` requests
+an id, an oversized line a -32600 (with its id when the line starts with it; a debug
+line says its size and the limit, never what it held), and the stream goes on; an
+oversized line under the id of a session's question still waiting is its answer, too
+long to read: the question is given up as refused, at once, and the -32600 names no id
+(the id is the server's own). At most ``max_in_flight`` requests
 (1024) are in flight at once (an answer not yet written counts, and so does a cancelled
 request whose handler goes on: the refusal then says how many): one more is refused at
 once (a -32600 with its id), and that refusal is written before the next line is read,
@@ -347,7 +348,11 @@ class StdioServer:
                 f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
             )
             rid = leading_id(line.head)
-            if rid is not None and self.session is not None and self.session.refuse(rid, err.message):
+            session = self.session
+            log_unreadable(
+                log, "stdio", err, line.size, getattr(session, "id", None), limit=self.framer.max_line
+            )
+            if rid is not None and session is not None and session.refuse(rid, err.message):
                 rid = None  # the answer to a question of ours, given up as refused: the id is ours
             await self.write(jsonrpc.encode_error(rid, err))
             return

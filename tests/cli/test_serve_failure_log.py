@@ -305,6 +305,36 @@ async def test_an_unreadable_message_and_a_stray_response_are_each_a_debug_line(
     assert re.search(r" DEBUG .*stdio, session [0-9a-f]{8}: an error response to request 7, which", strays[1])
 
 
+async def test_an_oversized_line_is_a_debug_line_of_its_size_and_the_limit(served: StdioProcess) -> None:
+    """A line past the server's limit (4 MiB) is answered -32600 and not read: the debug
+    log says so in one short line, its size and the limit, never what it held."""
+    pad = "SECRET-\r\nERROR forged " + "x" * (4 * 1024 * 1024)
+    sizes = []
+    for rid in ("big-1", "big-2"):
+        await served.send({"jsonrpc": "2.0", "id": rid, "method": "ping", "params": {"pad": pad}})
+        answer, _ = await served.until(rid)
+        assert answer["error"]["code"] == -32600
+        said = re.search(r"message of (\d+) bytes", answer["error"]["message"])
+        assert said is not None, answer
+        sizes.append(int(said[1]))
+        if rid == "big-1":
+            await _open_2025(served)
+    await served.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    await served.until(2)
+    await served.stop()
+    log = served.stderr()
+
+    assert "SECRET" not in log and "forged" not in log
+    over = _lines(log, "byte limit")
+    assert len(over) == 2, log
+    ending = "the server cannot read (over its 4194304 byte limit); answered with error -32600"
+    assert re.search(rf" DEBUG .*stdio: a message of {sizes[0]} bytes {re.escape(ending)}$", over[0]), over
+    assert re.search(
+        rf" DEBUG .*stdio, session [0-9a-f]{{8}}: a message of {sizes[1]} bytes {re.escape(ending)}$", over[1]
+    ), over
+    assert all(len(line) < 300 for line in over)
+
+
 def test_over_http_too(tmp_path: Path) -> None:
     """The same two lines over HTTP: a body that is not JSON (-32700, outside a session),
     and a response POSTed in a 2025-11-25 session that answers no question (202, dropped)."""
