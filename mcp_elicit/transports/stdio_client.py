@@ -70,7 +70,7 @@ from mcp_elicit.errors import (
     UnsupportedProtocolVersion,
 )
 from mcp_elicit.log_labels import message_label, peer_text, request_where
-from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, echoed
+from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, dropped_late, echoed
 from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.wire import jsonrpc
@@ -346,10 +346,7 @@ class StdioTransport:
                 (queue,) = self._pending.values()
             if queue is not None:
                 queue.put_nowait(message)
-            elif message.id is not None and message.id in self._abandoned:
-                del self._abandoned[message.id]
-                log.debug("%s answered %s, given up before; dropped", self.where, request_where(message.id))
-            else:
+            elif not dropped_late(self._abandoned, message.id, self.where):
                 said = peer_text(quoted(message_json(message)))  # the server's: cut, inert
                 log.warning("%s answered an unknown %s: %s", self.where, request_where(message.id), said)
             return

@@ -3,7 +3,9 @@
 Rules: an exchange holds the state of the process it was made on (its requests in
 flight, those given up), never the state of one opened after it. A request given up
 before its answer (or the server's end) was read is remembered, the last
-``ABANDONED_KEEP`` of them, so that its answer, if it comes, is dropped quietly. A request
+``ABANDONED_KEEP`` of them, so that its answer, if it comes, is dropped quietly
+(``dropped_late``: a debug line on ``mcp_elicit.stdio_client``, its label built only
+when debug is on). A request
 read back from the server that is one in flight, whole (the same JSON value as the one
 sent: ``echoed``), ends that request saying the program echoes its input (``cat``) and is
 no MCP server, rather than being taken for the server's own request, refused, and the
@@ -16,13 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.client.transport import Ended
+from mcp_elicit.log_labels import request_where
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["ABANDONED_KEEP", "BOTH_WAYS", "Pending", "StdioExchange", "echoed"]
+__all__ = ["ABANDONED_KEEP", "BOTH_WAYS", "Pending", "StdioExchange", "dropped_late", "echoed"]
+
+#: The stdio client's logger: a late answer's line is one of the client's.
+log = logging.getLogger("mcp_elicit.stdio_client")
 
 #: How many ids of requests given up are remembered, so their late answers pass quietly.
 ABANDONED_KEEP: Final = 256
@@ -95,3 +102,15 @@ class StdioExchange:
             self._abandoned[self._rid] = None  # its answer, if it comes, is dropped quietly
             if len(self._abandoned) > ABANDONED_KEEP:
                 del self._abandoned[next(iter(self._abandoned))]
+
+
+def dropped_late(abandoned: dict[jsonrpc.RequestId, None], rid: jsonrpc.RequestId | None, where: str) -> bool:
+    """Whether ``rid`` is the id of a request given up before its answer came (one of
+    ``abandoned``): then it is forgotten, and the answer dropped with a debug line naming
+    it (``where``: the server), built only when debug is on."""
+    if rid is None or rid not in abandoned:
+        return False
+    del abandoned[rid]
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("%s answered %s, given up before; dropped", where, request_where(rid))
+    return True
