@@ -32,6 +32,7 @@ from mcp_elicit.errors import (
 
 __all__ = [
     "EXCHANGE_ERRORS",
+    "ClientNotReady",
     "InPlaceAsker",
     "Refused",
     "answer_within",
@@ -59,6 +60,12 @@ async def answer_within(future: asyncio.Future[T], timeout: float) -> T:
 
 class Refused(Exception):
     """The client answered a question with an error; the message says so."""
+
+
+class ClientNotReady(TimeoutError):
+    """A question was never sent: the client did not get ready for it in time (a
+    2025-11-25 session's ``notifications/initialized``); the message says so. The
+    client's fault, so a warning, logged once, by the asker (``give_up``)."""
 
 
 class InPlaceAsker:
@@ -128,7 +135,7 @@ class InPlaceAsker:
                 raw = await self._exchange(ask, prepared, note)
             except TimeoutError as exc:  # its own reason when it has one (it was never sent)
                 reason = str(exc) or f"no answer to {ask.method} within {self.timeout:g} s"
-                return give_up(ask, reason, where=self.where())
+                return give_up(ask, reason, where=self.where(), warn=isinstance(exc, ClientNotReady))
             except Refused as exc:
                 return give_up(ask, str(exc), where=self.where())
             try:
@@ -212,14 +219,20 @@ def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None, *, where: str = "") -> Any:
+def give_up(
+    ask: Ask, reason: str, invalid: InvalidAnswer | None = None, *, where: str = "", warn: bool = False
+) -> Any:
     """The end of asking ``ask`` for ``reason``: ``cancel`` for an elicitation (logged, after
     ``where``, the request's ``log_labels.request_label``; of ``invalid``, what did not
-    fit, only the fields: its message quotes what was typed), a ``ToolError`` for the rest."""
+    fit, only the fields: its message quotes what was typed), a ``ToolError`` for the rest.
+    ``warn``: the client is at fault (``ClientNotReady``): one warning, whatever ``ask``."""
+    at = f"{where}: " if where else ""
     if ask.method == ELICIT:
         said = reason if invalid is None or not invalid.fields else _unfit(ask, invalid)
-        log.info("%s%s; treating it as cancel", f"{where}: " if where else "", said)
+        log.log(logging.WARNING if warn else logging.INFO, "%s%s; treating it as cancel", at, said)
         return {"action": "cancel"}
+    if warn:  # its ToolError becomes a result, which no log line tells the operator of
+        log.warning("%s%s", at, reason)
     raise ToolError(reason[0].upper() + reason[1:])
 
 

@@ -26,9 +26,9 @@ Rules:
   (2025-11-25 lifecycle: only pings and logging may precede it): one asked before waits
   for it, ``initialized_wait`` seconds at most (``INITIALIZED_WAIT``, 10 s, or the
   question's own budget when shorter), and that wait is not taken out of the budget: the
-  person has all of it once the question is sent. Past it, nothing was sent:
-  ``TimeoutError`` saying so, and a warning in the log (a client that never sends it is
-  asked nothing, and its question ends soon, not after ``ask_timeout``).
+  person has all of it once the question is sent. Past it, nothing was sent: ``ClientNotReady``
+  (a ``TimeoutError``; its asker's one warning names the request): a client that never
+  sends it is asked nothing, and its question ends soon, not after ``ask_timeout``.
 * A session waits to hear the URL elicitations it sent finish, by id, until they
   complete or end without their page (declined, cancelled, unanswered in time, given
   up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room. An id is
@@ -60,6 +60,7 @@ from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.log_labels import session_label
+from mcp_elicit.server.asking import ClientNotReady
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.options import share
 from mcp_elicit.server.shares import share_held
@@ -227,8 +228,7 @@ class Session:
             reason = (
                 f"the client sent no notifications/initialized within {timeout:g} s; {method} was not sent"
             )
-            log.warning("session %s: %s", session_label(self.id), reason)
-            raise TimeoutError(reason) from None
+            raise ClientNotReady(reason) from None  # its asker logs it, naming the request
 
     def resolve(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> bool:
         """Hand the client's response to the question waiting for it; False when none is."""

@@ -4,9 +4,12 @@ no question goes out before the client says initialized."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
+from mcp_elicit import Context
+from mcp_elicit.log_labels import session_label
 from mcp_elicit.server.sessions import INITIALIZED_WAIT
 
 from support.memory import SessionClient
@@ -57,7 +60,7 @@ async def test_a_client_that_never_says_initialized_is_asked_nothing(
     past it the question counts as unanswered (cancel), was never sent, and the log says why."""
     client = Silent(build(ask_timeout=0.05), checker=wire_2025)
     await client.open(initialized=False)
-    with caplog.at_level("WARNING", logger="mcp_elicit.sessions"):
+    with caplog.at_level("WARNING", logger="mcp_elicit.server"):
         result = await client.result("tools/call", {"name": "ask_name"})
     assert result["content"][0]["text"] == "answer: cancel"
     assert client.asked == [], "nothing is sent, not even a withdrawal"
@@ -107,8 +110,41 @@ async def test_a_client_that_never_says_initialized_hears_so_long_before_ask_tim
     await client.open(initialized=False)
     assert client.session.initialized_wait == INITIALIZED_WAIT <= server.ask_timeout / 10
     client.session.initialized_wait = 0.1
-    with caplog.at_level("WARNING", logger="mcp_elicit.sessions"):
+    with caplog.at_level("WARNING", logger="mcp_elicit.server"):
         result = await asyncio.wait_for(client.result("tools/call", {"name": "ask_name"}), 5)
     assert result["content"][0]["text"] == "answer: cancel"
     assert client.asked == []
     assert "sent no notifications/initialized within 0.1 s; elicitation/create was not sent" in caplog.text
+
+
+@pytest.mark.parametrize("method", ["elicitation/create", "roots/list"])
+async def test_a_client_that_never_says_initialized_is_one_warning_naming_the_request(
+    method: str, wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One event, one line: a warning (the client is at fault) naming the request whose
+    question was never sent and why; nothing else in the log says it again, at any level.
+    An elicitation counts as cancel; roots/list fails the tool."""
+    server = build()
+
+    @server.tool()
+    async def roots(ctx: Context) -> str:
+        return f"roots: {len(await ctx.list_roots())}"
+
+    client = Silent(server, checker=wire_2025, capabilities={"elicitation": {}, "roots": {}})
+    await client.open(initialized=False)
+    client.session.initialized_wait = 0.05
+    name = "ask_name" if method == "elicitation/create" else "roots"
+    with caplog.at_level(logging.DEBUG):
+        result = await asyncio.wait_for(client.result("tools/call", {"name": name}), 5)
+    said = f"the client sent no notifications/initialized within 0.05 s; {method} was not sent"
+    if method == "elicitation/create":
+        assert result["content"][0]["text"] == "answer: cancel"
+    else:
+        assert result["isError"] is True and result["content"][0]["text"] == said[0].upper() + said[1:]
+    lines = [r for r in caplog.records if "notifications/initialized" in r.getMessage()]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    (line,) = lines
+    assert line.levelno == logging.WARNING
+    where = f"tools/call {name!r} (request 2, session {session_label(client.session.id)})"
+    assert line.getMessage().startswith(f"{where}: {said}"), line.getMessage()
+    assert client.asked == []
