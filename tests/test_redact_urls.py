@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from mcp_elicit.telemetry import redact_urls
+from mcp_elicit.telemetry_attributes import Traced, redact_uri
 
 
 @pytest.mark.parametrize(
@@ -118,6 +119,7 @@ def test_a_url_without_its_scheme_is_redacted_too(text: str, shown: str) -> None
 _HOSTILE = """
 import sys
 from mcp_elicit.telemetry import redact_urls
+from mcp_elicit.telemetry_attributes import Traced, redact_uri
 size = 1 << 20
 for text in (
     "a." * (size // 2) + "://",
@@ -142,3 +144,47 @@ def test_a_megabyte_built_to_make_the_search_backtrack_takes_no_time_to_speak_of
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        (
+            "https://u:SECRET@files.example/a?k=SECRET#SECRET",
+            "https://REDACTED:REDACTED@files.example/a?REDACTED",
+        ),
+        ("file:///srv/a.txt?k=SECRET", "file:///srv/a.txt?REDACTED"),
+        ("db:tables/users?token=SECRET", "db:tables/users?REDACTED"),
+        # a "://" in its query or fragment is not its scheme's: the query is still redacted whole
+        ("custom:thing?token=SECRET&next=https://h/", "custom:thing?REDACTED"),
+        ("app:/x?token=SECRET&u=https://a:SECRET@h/?SECRET", "app:/x?REDACTED"),
+        ("urn:x#SECRET://y", "urn:x#REDACTED"),
+        ("git+ssh://me:SECRET@host/repo?SECRET", "git+ssh://REDACTED:REDACTED@host/repo?REDACTED"),
+        ("//me:SECRET@host/p?SECRET", "//REDACTED:REDACTED@host/p?REDACTED"),
+    ],
+)
+def test_one_uri_keeps_its_scheme_authority_and_path_only(uri: str, shown: str) -> None:
+    """``redact_uri`` (a resource's URI, alone: ``mcp.resource.uri``, a log line's label)
+    takes the scheme from the URI's start only, whatever the query or fragment holds."""
+    assert redact_uri(uri) == shown
+    assert "SECRET" not in redact_uri(uri)
+
+
+@pytest.mark.parametrize("uri", ["file:///a/b?k=S).", "https://h/p#frag)", "s3://b/k?x=1>,"])
+def test_one_uri_has_no_prose_around_it_so_all_it_ends_with_is_its_own(uri: str) -> None:
+    """Unlike a URL in prose (``redact_urls`` keeps a ``)`` or ``.`` that ends it after
+    it), a URI given alone ends where the string does: what its query ends with is the
+    query's, redacted with it. Its callers (a span attribute, a label in ``repr``
+    quotes, the same URI replaced in an error's message, whose prose then stays as
+    written) need nothing kept."""
+    redacted = redact_uri(uri)
+    assert redacted.endswith("REDACTED")
+    message = f"Resource not found ({uri})."
+    assert _status_of(uri, message) == f"Resource not found ({redacted})."
+
+
+def _status_of(uri: str, message: str) -> str:
+    traced = Traced({}, uri)
+    traced.failed("-32002", message)
+    assert traced.error is not None
+    return traced.error[1]
