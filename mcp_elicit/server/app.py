@@ -12,7 +12,6 @@ handler calls it.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
@@ -26,6 +25,7 @@ from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, subject_of
 from mcp_elicit.server.dispatch import Dispatch
+from mcp_elicit.server.lifecycle import Lifecycle
 from mcp_elicit.server.lifespan import HasLifespan, Lifespan, LifespanFunction
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import (
@@ -63,7 +63,7 @@ log = logging.getLogger("mcp_elicit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(StateKeys, HasLifespan, Dispatch):
+class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
     """An MCP server. ``Server("bookings")``, then ``@app.tool`` on functions (``async def``
     on the event loop, a plain ``def`` in a worker thread). ``lifespan``: an async context
     manager function given the server, entered when it starts serving and exited when it
@@ -210,9 +210,7 @@ class Server(StateKeys, HasLifespan, Dispatch):
         self.page_size = page_size
         self.clock = clock
         self._lifespan = Lifespan(self, lifespan, name)
-        #: Starts not yet stopped: each holds the lifespan once, and only a stop matching
-        #: one lets go (a second stop must not release what another holder holds).
-        self._starts = 0
+        self._starts = 0  # starts not yet stopped (``server.lifecycle``)
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
@@ -255,62 +253,6 @@ class Server(StateKeys, HasLifespan, Dispatch):
             else whole("call_burst", call_burst, most=MOST_PER_MINUTE)
         )
         self.call_limit = ToolCallLimit(rate, burst)
-
-    async def start(self) -> None:
-        """What a transport awaits before it serves: checks the configured store (see
-        :meth:`UrlMode.check_store`), says what seals state (reading the default store's key
-        file when there is one), then enters the ``lifespan`` (unless another transport holds
-        it) and hears other instances' resource updates on the store. Raises
-        :class:`ConfigError` with a message to show, having undone what it did: a store or a
-        key file that cannot be used fails it before the ``lifespan`` is entered, so what
-        that opens (a database pool) is never opened for a server that does not start. A
-        start cancelled meanwhile (a stop signal while a store or the lifespan does not
-        answer) undoes it too."""
-        entered = False
-        try:
-            await self.url_mode.check_store()
-            self._check_state_keys()
-            self.tasks.reopen()
-            self.url_mode.warn_at_start(several_users=self.auth is not None)
-            await self._lifespan.enter()
-            entered = True
-            if self.url_mode.shared_store is not None:
-                self.relay.start(self.url_mode.shared_store)
-        except BaseException:
-            if entered:
-                await self._lifespan.exit()
-            if not self._starts:  # what the store check opened, unless a running start uses it
-                await self.url_mode.close()
-            raise
-        self._starts += 1
-
-    async def stop(self) -> None:
-        """What a transport awaits once it stops serving: sessions and subscriptions end,
-        tasks are cancelled, other instances are no longer heard, and a store the server
-        opened itself (from a URL, or the default file) is closed; a store object passed as
-        ``store=`` stays open, for its owner to close. Then the ``lifespan`` is exited (when
-        no other transport holds it). A later :meth:`start` opens it all again."""
-        try:
-            self.sessions.close_all()
-            self.subscriptions.close_all()
-            async with contextlib.AsyncExitStack() as then:  # each runs, whatever the one before did
-                then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
-                then.push_async_callback(self.relay.stop)
-                await self.tasks.close()
-        finally:
-            if self._starts:  # a stop with no start of its own (twice, or a start that failed) holds nothing
-                self._starts -= 1
-                await self._lifespan.exit()
-
-    def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
-        """Where URL mode keeps its state and where its pages are, set before serving
-        (``mcp-elicit serve --store/--public-url``); None leaves a setting as it is.
-
-        ``store`` replaces the one given to the constructor (a URL is checked now, opened on
-        first use). ``public_url`` is the base the page links start with
-        (``http(s)://host[:port]``). ``ConfigError`` for a bad value, or for a store
-        replaced after URL mode has started using the old one."""
-        self.url_mode.configure(store=store, public_url=public_url)
 
     # ---- registration ------------------------------------------------------------
 
