@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
@@ -210,7 +211,7 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
         self.page_size = page_size
         self.clock = clock
         self._lifespan = Lifespan(self, lifespan, name)
-        self._starts = 0  # starts not yet stopped (``server.lifecycle``)
+        self._starts: Counter[object] = Counter()  # by transport (``server.lifecycle``)
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
@@ -315,15 +316,17 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
     # ---- handshake sessions (2025-11-25 and earlier) ---------------------------------
 
     def open_session(
-        self, message: jsonrpc.Request, principal: Principal | None = None
+        self, message: jsonrpc.Request, principal: Principal | None = None, *, transport: object = None
     ) -> tuple[bytes, Session | None, int]:
         """Answer ``initialize``: the encoded response, the new session when it worked, and
-        the HTTP status for the response (503 when every session is in use)."""
+        the HTTP status for the response (503 when every session is in use). ``transport``:
+        the one that opened it, whose stop ends it (``server.lifecycle``)."""
         try:
             handshake = parse_initialize(message.params)
             session = self.sessions.create(handshake, principal.subject if principal else None)
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), None, exc.http_status
+        session.transport = transport
         result = initialize_result(self.core.identity, handshake)
         session.offered = frozenset(result["capabilities"])
         return jsonrpc.encode_result(message.id, result), session, 200

@@ -2,7 +2,9 @@
 
 Rules: a channel sends the request's notifications and may end its stream before the
 answer (only a resumable HTTP stream can); a request that became a task has no stream
-(``NO_STREAM``): its notifications go nowhere, and its stream cannot be ended.
+(``NO_STREAM``): its notifications go nowhere, and its stream cannot be ended. A
+channel may name the transport carrying it (a ``transport`` attribute, read only for a
+``subscriptions/listen``), whose stop then ends that subscription (``server.lifecycle``).
 """
 
 from __future__ import annotations

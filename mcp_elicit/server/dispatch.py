@@ -287,6 +287,7 @@ class Dispatch(Catalog):
             tasks=lambda ids: self.relay.visible(ids, owner),
             owner=owner,
             principal=principal,
+            transport=getattr(channel, "transport", None),  # its stop ends the subscription
         )
 
     def check_subscribable(self, uri: str, principal: Principal | None) -> None:

@@ -1,10 +1,38 @@
-"""A ``Server``'s start and stop: what a transport awaits before it serves and once it
-stops (the store checked and closed, the relay, the tasks, the ``lifespan``).
+"""A ``Server``'s start and stop, when one or several transports serve it at once (stdio and
+Streamable HTTP, two HTTP apps): each is a user of the server of its own, and one
+stopping leaves the others serving (``docs/design/several-transports.md``).
+
+Rules:
+
+* A transport awaits ``start(transport=itself)`` before it serves and ``stop(transport=
+  itself)`` once it stops; each start not yet stopped is held by the transport named
+  (None: a caller that names none, counted as one more user).
+* What belongs to one transport ends with that transport's stop: the 2025-11-25 sessions
+  it opened (``Server.open_session(..., transport=)``: each ``Session`` carries the
+  transport that opened it) and the ``subscriptions/listen`` requests it carries (the
+  request's channel names its transport). What the transports share (the tasks, the
+  relay to other instances, the URL-mode stores, the ``lifespan``) is released by the
+  last stop only: the one after which no start is held, when every session and
+  subscription left ends too. A 2026-07-28 request needs no session, so none is ended
+  for it; what a client of the stopping transport began (a task, a URL step) goes on.
+* A stop with no start of its own (a second stop, or one after a start that failed)
+  lets go of nothing another transport holds: it ends its own sessions and subscriptions,
+  and releases the shared parts only when no start is held at all (a server never
+  started whose store a request opened).
+* ``begin_stop`` is the part of a stop a transport does as soon as it is told to stop
+  (``StreamableHTTP.begin_shutdown``), before its connections close: its own sessions and
+  subscriptions end, and, when no other transport holds a start, the tasks are cancelled
+  and the 2026-07-28 retries waiting for a page end their round.
+* While a start is held, the URL-mode store cannot be replaced (``configure_url_mode``:
+  the relay and the running requests use the one that was checked at the start).
+* Nothing here runs per request: a transport is named once per session, per
+  subscription, per start and per stop.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from mcp_elicit.server.lifespan import Lifespan
@@ -22,7 +50,8 @@ __all__ = ["Lifecycle"]
 
 
 class Lifecycle:
-    """How a ``Server`` starts and stops (a mixin: the server sets the attributes)."""
+    """How a ``Server`` starts and stops for each transport serving it (a mixin: the
+    server sets the attributes)."""
 
     url_mode: UrlMode
     tasks: Tasks
@@ -31,24 +60,25 @@ class Lifecycle:
     subscriptions: Subscriptions
     auth: TokenVerifier | None
     _lifespan: Lifespan
-    #: Starts not yet stopped: each holds the lifespan once, and only a stop matching
-    #: one lets go (a second stop must not release what another holder holds).
-    _starts: int
+    #: Starts not yet stopped, by the transport that holds them: each holds the lifespan
+    #: once, and only a stop of the same transport lets go of one.
+    _starts: Counter[object]
 
     if TYPE_CHECKING:
 
         def _check_state_keys(self) -> None: ...  # StateKeys's
 
-    async def start(self) -> None:
-        """What a transport awaits before it serves: checks the configured store (see
-        :meth:`UrlMode.check_store`), says what seals state (reading the default store's key
-        file when there is one), then enters the ``lifespan`` (unless another transport holds
-        it) and hears other instances' resource updates on the store. Raises
-        :class:`ConfigError` with a message to show, having undone what it did: a store or a
-        key file that cannot be used fails it before the ``lifespan`` is entered, so what
-        that opens (a database pool) is never opened for a server that does not start. A
-        start cancelled meanwhile (a stop signal while a store or the lifespan does not
-        answer) undoes it too."""
+    async def start(self, *, transport: object = None) -> None:
+        """What a transport awaits before it serves (``transport``: the transport, which
+        names the sessions it opens too; see the module's rules): checks the configured
+        store (see :meth:`UrlMode.check_store`), says what seals state (reading the default
+        store's key file when there is one), then enters the ``lifespan`` (unless another
+        transport holds it) and hears other instances' resource updates on the store.
+        Raises :class:`ConfigError` with a message to show, having undone what it did: a
+        store or a key file that cannot be used fails it before the ``lifespan`` is
+        entered, so what that opens (a database pool) is never opened for a server that
+        does not start. A start cancelled meanwhile (a stop signal while a store or the
+        lifespan does not answer) undoes it too."""
         entered = False
         try:
             await self.url_mode.check_store()
@@ -65,25 +95,57 @@ class Lifecycle:
             if not self._starts:  # what the store check opened, unless a running start uses it
                 await self.url_mode.close()
             raise
-        self._starts += 1
+        self._starts[transport] += 1
+        self.url_mode.serving = True
 
-    async def stop(self) -> None:
-        """What a transport awaits once it stops serving: sessions and subscriptions end,
-        tasks are cancelled, other instances are no longer heard, and a store the server
-        opened itself (from a URL, or the default file) is closed; a store object passed as
-        ``store=`` stays open, for its owner to close. Then the ``lifespan`` is exited (when
-        no other transport holds it). A later :meth:`start` opens it all again."""
+    async def stop(self, *, transport: object = None) -> None:
+        """What a transport awaits once it stops serving: the sessions it opened and the
+        subscriptions it carries end. When it was the last start held, every other
+        session and subscription ends too, tasks are cancelled, other instances are no
+        longer heard, and a store the server opened itself (from a URL, or the default
+        file) is closed; a store object passed as ``store=`` stays open, for its owner to
+        close. Then the ``lifespan`` is exited (when no other transport holds it). A later
+        :meth:`start` opens it all again."""
+        held = self._starts[transport] > 0
+        if held:  # a stop with no start of its own (twice, or a start that failed) holds nothing
+            self._starts[transport] -= 1
+        self._starts = +self._starts  # no transport left at zero: empty once the last stop came
+        last = not self._starts
+        self.url_mode.serving = not last
         try:
+            self._end_own(transport, last=last)
+            if last:
+                async with contextlib.AsyncExitStack() as then:  # each runs, whatever the one before did
+                    then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
+                    then.push_async_callback(self.relay.stop)
+                    await self.tasks.close()
+        finally:
+            if held:
+                await self._lifespan.exit()
+
+    def begin_stop(self, *, transport: object = None) -> None:
+        """The part of :meth:`stop` a transport does as soon as it is told to stop, before
+        its connections close: the sessions it opened and its subscriptions end (answered);
+        when no other transport holds a start, every session and subscription, the tasks
+        still running are cancelled and the 2026-07-28 retries waiting for a page end their
+        round (state only: the client retries elsewhere)."""
+        alone = all(holder is transport for holder in self._starts)
+        self._end_own(transport, last=alone)
+        if alone:
+            self.url_mode.stop_waiting()
+            self.tasks.stop()
+
+    def _end_own(self, transport: object, *, last: bool) -> None:
+        """End the sessions ``transport`` opened and its subscriptions (all of them when
+        ``last``)."""
+        if last:
             self.sessions.close_all()
             self.subscriptions.close_all()
-            async with contextlib.AsyncExitStack() as then:  # each runs, whatever the one before did
-                then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
-                then.push_async_callback(self.relay.stop)
-                await self.tasks.close()
-        finally:
-            if self._starts:  # a stop with no start of its own (twice, or a start that failed) holds nothing
-                self._starts -= 1
-                await self._lifespan.exit()
+            return
+        for session in self.sessions.live():
+            if session.transport is transport:
+                self.sessions.close(session.id)
+        self.subscriptions.close_from(transport)
 
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving
@@ -92,5 +154,6 @@ class Lifecycle:
         ``store`` replaces the one given to the constructor (a URL is checked now, opened on
         first use). ``public_url`` is the base the page links start with
         (``http(s)://host[:port]``). ``ConfigError`` for a bad value, or for a store
-        replaced after URL mode has started using the old one."""
+        replaced once the server started (a transport serves it) or URL mode has started
+        using the old one."""
         self.url_mode.configure(store=store, public_url=public_url)

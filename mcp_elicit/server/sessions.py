@@ -113,6 +113,8 @@ class Session:
         #: only their ``list_changed`` notifications are sent to it.
         self.offered: frozenset[str] = frozenset()
         self.principal = principal
+        #: The transport that opened it (``Server.open_session``): its stop ends it.
+        self.transport: object = None
         self.started = now
         #: The transport's attributes for telemetry (``Telemetry.request``), set by it.
         self.network: Mapping[str, str | int] | None = None

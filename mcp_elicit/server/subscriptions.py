@@ -10,7 +10,8 @@ Rules:
   after the acknowledgement, read once the subscription listens: a change between the
   task's creation and the subscription is never missed.
 * It ends when the client goes (closes the stream, or cancels the request on stdio;
-  then no response is due), or when the server stops: then ``notifications/cancelled``
+  then no response is due), or when the server, or the transport carrying it, stops
+  (``server.lifecycle``; the channel's ``transport`` names it): then ``notifications/cancelled``
   names the listen request, and the request is answered with an empty result carrying
   the subscription id (graceful closure); both carry that id.
 * Asking for task ids needs the tasks extension (-32021); a task the listener may not see
@@ -53,12 +54,20 @@ _END = None
 
 
 class _Listener:
-    __slots__ = ("filter", "owner", "principal", "queue", "rid")
+    __slots__ = ("filter", "owner", "principal", "queue", "rid", "transport")
 
     def __init__(
-        self, rid: object, owner: str | None, principal: Principal | None, filter_: Filter, size: int
+        self,
+        rid: object,
+        owner: str | None,
+        principal: Principal | None,
+        filter_: Filter,
+        size: int,
+        transport: object = None,
     ) -> None:
         self.rid = rid
+        #: The transport carrying it, whose stop ends it.
+        self.transport = transport
         self.owner = owner
         #: Who listens, for the resources whose updates only their readers may hear.
         self.principal = principal
@@ -124,13 +133,14 @@ class Subscriptions:
         tasks: Callable[[frozenset[str]], Awaitable[Mapping[str, dict[str, Any]]]],
         owner: str | None = None,
         principal: Principal | None = None,
+        transport: object = None,
     ) -> dict[str, Any]:
         """Serve one ``subscriptions/listen`` until the server ends it (its result, before
         ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
         server honours; ``served``: whether a resource URI is one the caller may subscribe
         to (served here: the others are left out); ``tasks``: the current state of those of the given tasks the caller
         may see; ``owner``: the caller's principal's subject and ``principal`` the caller
-        (None: unauthenticated)."""
+        (None: unauthenticated); ``transport``: the one carrying it (its stop ends it)."""
         asked = Filter.parse(call.params)
         if asked.task_ids:
             require_tasks(call.capabilities)
@@ -150,7 +160,7 @@ class Subscriptions:
             )
         # Listening starts before the tasks' states are read, so a change in between is
         # queued, not lost; what the listener may not have is dropped once that is known.
-        listener = _Listener(call.id, owner, principal, asked, self.queue_size)
+        listener = _Listener(call.id, owner, principal, asked, self.queue_size, transport)
         self._listeners.add(listener)
         self._held[owner] += 1
         try:
@@ -201,12 +211,24 @@ class Subscriptions:
     def close_all(self) -> None:
         """End every subscription gracefully (the server stops): each is answered."""
         for listener in list(self._listeners):
-            while True:
-                try:
-                    listener.queue.put_nowait(_END)
-                    break
-                except asyncio.QueueFull:
-                    listener.queue.get_nowait()  # the end matters more than a late notice
+            _end(listener)
+
+    def close_from(self, transport: object) -> None:
+        """End gracefully the subscriptions ``transport`` carries (it stops; the others
+        go on): each is answered."""
+        for listener in list(self._listeners):
+            if listener.transport is transport:
+                _end(listener)
+
+
+def _end(listener: _Listener) -> None:
+    """Queue the end of ``listener``'s subscription, after what it has not sent yet."""
+    while True:
+        try:
+            listener.queue.put_nowait(_END)
+            return
+        except asyncio.QueueFull:
+            listener.queue.get_nowait()  # the end matters more than a late notice
 
 
 def _share(per_owner: int | None, max_listeners: int) -> int:

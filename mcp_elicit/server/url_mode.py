@@ -131,6 +131,8 @@ class UrlMode:
         self._records = StepRecords(self._held_steps, self._completion_url, ttl=ask_timeout)
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
+        #: Whether a transport serves the server (a start is held): the store stays as it is.
+        self.serving = False
 
     @property
     def max_flows_per_principal(self) -> int:
@@ -179,7 +181,8 @@ class UrlMode:
         (``ConfigError``) changes nothing, and the old store stays open and in use."""
         base = self.public_url if public_url is None else _public_base(public_url, from_address=from_address)
         if store is not None:
-            if any(used is not None for used in (self._flows, self._vault, self._oauth, self._steps)):
+            used = any(part is not None for part in (self._flows, self._vault, self._oauth, self._steps))
+            if used or self.serving:  # serving: the relay listens on the store the start checked
                 raise ConfigError("the URL-mode store is already in use; configure it before serving")
             from mcp_elicit.stores import open_store
 

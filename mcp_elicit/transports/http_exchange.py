@@ -31,6 +31,7 @@ from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 __all__ = [
     "ASGIApp",
     "Exchange",
+    "ListenExchange",
     "Receive",
     "SSE_HEADERS",
     "Scope",
@@ -361,6 +362,17 @@ def retry_after(payload: bytes) -> list[tuple[bytes, bytes]]:
     if isinstance(after, int) and not isinstance(after, bool) and after >= 0:
         return [(b"retry-after", b"%d" % after)]
     return []
+
+
+class ListenExchange(Exchange):
+    """A ``subscriptions/listen`` request's response: an ``Exchange`` naming the app that
+    carries it (``transport``), whose stop ends the subscription (``server.lifecycle``)."""
+
+    __slots__ = ("transport",)
+
+    def __init__(self, send: Send, sse_ok: bool, json_ok: bool, *, transport: object) -> None:
+        super().__init__(send, sse_ok, json_ok)
+        self.transport = transport
 
 
 async def accepted(send: Send) -> None:

@@ -57,6 +57,7 @@ from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_sco
 from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     Exchange,
+    ListenExchange,
     Message,
     Receive,
     Scope,
@@ -323,7 +324,7 @@ class PostRoutes(SessionRoutes):
             )
             return
         if message.method == "initialize" and not modern:
-            payload, session, status = self.server.open_session(message, principal)
+            payload, session, status = self.server.open_session(message, principal, transport=self)
             if session is not None:
                 session.network = network_attributes(scope)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
@@ -334,7 +335,9 @@ class PostRoutes(SessionRoutes):
             await send({"type": "http.response.start", "status": status, "headers": [*head, *extra]})
             await send({"type": "http.response.body", "body": body})
             return
-        if message.method == "subscriptions/listen" and not sse_ok:
+        if message.method != "subscriptions/listen":
+            exchange = Exchange(send, sse_ok, json_ok)
+        elif not sse_ok:
             await error_response(
                 send,
                 message.id,
@@ -344,7 +347,8 @@ class PostRoutes(SessionRoutes):
                 ),
             )
             return
-        exchange = Exchange(send, sse_ok, json_ok)
+        else:  # its channel names this app, whose stop ends it (``server.lifecycle``)
+            exchange = ListenExchange(send, sse_ok, json_ok, transport=self)
         if message.method in _RUNS_USER_CODE:
             await self._run_watched(
                 exchange,

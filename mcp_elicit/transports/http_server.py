@@ -32,7 +32,8 @@ Rules:
   (``route``: the session ids name this instance, for a load balancer); responses are
   built by ``http_exchange``.
 * :meth:`StreamableHTTP.begin_shutdown` (called by ``mcp-elicit serve`` as soon as the
-  server is told to stop) ends every session: their standalone streams close, their
+  server is told to stop) ends every session this app opened (``server.lifecycle``: those
+  of another transport serving the same server go on): their standalone streams close, their
   requests still waiting (for a person, say) answer with an error, and new requests get
   503. Without it, an ASGI server's graceful shutdown would wait for those streams, which
   a connected client keeps open forever.
@@ -179,18 +180,17 @@ class StreamableHTTP(PostRoutes):
         self._unchecked = True  # whether the first request has looked for a started server
 
     def begin_shutdown(self) -> None:
-        """Stop serving: end every 2025-11-25 session (their streams close, their waiting
-        requests answer with an error), end the wait of 2026-07-28 retries waiting for a
-        page (a state-only round: the client retries elsewhere), cancel the tasks still
-        running, end every subscription (answered: a graceful closure) and refuse new MCP
-        requests with 503. Call it when
+        """Stop serving: end the 2025-11-25 sessions this app opened (their streams close,
+        their waiting requests answer with an error) and the subscriptions it carries
+        (answered: a graceful closure), and refuse new MCP requests with 503. Unless
+        another transport serving the same server holds a start (``Server.begin_stop``),
+        every session and subscription ends, the wait of 2026-07-28 retries waiting for a
+        page ends too (a state-only round: the client retries elsewhere) and the tasks
+        still running are cancelled. Call it when
         the ASGI server starts its graceful shutdown, which is before the lifespan
         shutdown event: that one comes only once every connection has closed."""
         self.draining = True
-        self.server.sessions.close_all()
-        self.server.url_mode.stop_waiting()
-        self.server.tasks.stop()
-        self.server.subscriptions.close_all()
+        self.server.begin_stop(transport=self)
 
     @property
     def watch_after(self) -> float:
@@ -328,11 +328,11 @@ class StreamableHTTP(PostRoutes):
         FastAPI do not pass on to a mounted app:
         ``Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)``."""
         keep_page_secrets_out()
-        await self.server.start()
+        await self.server.start(transport=self)
         try:
             yield
         finally:
-            await self.server.stop()
+            await self.server.stop(transport=self)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Start-up and shutdown as uvicorn asks. A second Ctrl-C is uvicorn's force exit,
@@ -348,7 +348,7 @@ class StreamableHTTP(PostRoutes):
                 if message["type"] == "lifespan.startup":
                     keep_page_secrets_out()
                     try:
-                        await self.server.start()
+                        await self.server.start(transport=self)
                     except ConfigError as exc:
                         await send({"type": "lifespan.startup.failed", "message": str(exc)})
                         return
@@ -356,12 +356,12 @@ class StreamableHTTP(PostRoutes):
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     started = False
-                    await self.server.stop()
+                    await self.server.stop(transport=self)
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         except asyncio.CancelledError:
             if started:
-                await self.server.stop()
+                await self.server.stop(transport=self)
 
 
 def _positive_seconds(option: str, value: object, *, nullable: bool) -> None:

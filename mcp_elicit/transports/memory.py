@@ -184,7 +184,7 @@ class _MemoryExchange(QueuedExchange):
             and request.method == "initialize"
             and server.core.is_handshake_request(request, given)
         ):
-            payload, owner.session, status = server.open_session(request, owner.principal)
+            payload, owner.session, status = server.open_session(request, owner.principal, transport=owner)
         elif owner.session is not None and server.core.is_handshake_request(request, given, in_session=True):
             payload = await server.respond_in_session(
                 request, owner.session, channel=self, principal=owner.principal

@@ -73,19 +73,19 @@ class _Lines:
     """A request's channel: notifications become lines on stdout while the request is in
     flight; once it is answered or cancelled (``ended``), they are dropped."""
 
-    __slots__ = ("_out", "_task", "ended")
+    __slots__ = ("_task", "ended", "transport")
 
     def __init__(self, out: StdioServer) -> None:
-        self._out = out
+        self.transport = out  # its stop ends a subscription on it (``server.lifecycle``)
         self._task = asyncio.current_task()  # the request's, which a cancel cancels
         self.ended = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        if not self.ended and not (self._task is not None and self._task in self._out.given_up):
-            await self._out.write(jsonrpc.encode_notification(method, params))
+        if not self.ended and not (self._task is not None and self._task in self.transport.given_up):
+            await self.transport.write(jsonrpc.encode_notification(method, params))
 
     async def send(self, message: bytes) -> None:
-        await self._out.write(message)
+        await self.transport.write(message)
 
     async def close_stream(self) -> bool:
         return False  # nothing to resume here
@@ -193,7 +193,7 @@ class StdioServer:
         """Serve until stdin closes. Raises :class:`ConfigError` before reading anything
         when the server cannot start (a configured store that cannot be used)."""
         loop = asyncio.get_running_loop()
-        self._starting = asyncio.ensure_future(self.server.start())
+        self._starting = asyncio.ensure_future(self.server.start(transport=self))
         try:
             await self._starting
         except asyncio.CancelledError:
@@ -214,7 +214,7 @@ class StdioServer:
                 with own_stderr(), own_stdout() as protocol_out:
                     await self._serve(loop, stdin, protocol_out)
         finally:
-            await self.server.stop()
+            await self.server.stop(transport=self)
             if pages is not None:
                 await pages.close()
 
@@ -252,7 +252,7 @@ class StdioServer:
             waiter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await waiter
-        self.server.subscriptions.close_all()  # stdin ended: subscriptions end gracefully
+        self.server.subscriptions.close_from(self)  # stdin ended: its subscriptions end gracefully
         pending = list(self._flight)
         if pending:
             grace = 0 if self._out_gone.is_set() else self.grace
@@ -396,7 +396,7 @@ class StdioServer:
                 and message.method == "initialize"
                 and self.server.core.is_handshake_request(message, None)
             ):
-                payload, self.session, _ = self.server.open_session(message)
+                payload, self.session, _ = self.server.open_session(message, transport=self)
                 if self.session is not None:
                     self.session.network = _PIPE
                 await self.write(payload)

@@ -13,10 +13,10 @@ STOPPING = "slow_stop_server: stopping"
 
 
 class SlowStop(Server):
-    async def stop(self) -> None:
+    async def stop(self, *, transport: object = None) -> None:
         print(STOPPING, file=sys.stderr, flush=True)
         await asyncio.sleep(3.0)  # the window a signal lands in
-        await super().stop()
+        await super().stop(transport=transport)
 
 
 app = SlowStop("slow-stop")

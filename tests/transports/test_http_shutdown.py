@@ -266,13 +266,13 @@ async def held(moment: str) -> None:
 
 
 class Held(Server):
-    async def start(self) -> None:
+    async def start(self, *, transport: object = None) -> None:
         await held("starting")
-        await super().start()
+        await super().start(transport=transport)
 
-    async def stop(self) -> None:
+    async def stop(self, *, transport: object = None) -> None:
         await held("stopping")
-        await super().stop()
+        await super().stop(transport=transport)
         (HERE / "stopped").write_text("")
 
 
