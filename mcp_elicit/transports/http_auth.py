@@ -73,7 +73,6 @@ from mcp_elicit.transports.http_documents import discover
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource
 from mcp_elicit.transports.http_pinned import Resolver
-from mcp_elicit.transports.http_proxy_env import ProxyRoutes
 from mcp_elicit.transports.http_registration import ClientIdentity
 from mcp_elicit.transports.token_record import SharedRecord, usable_tokens
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -185,6 +184,7 @@ class OAuth(TokenGrants):
         self._lock_timeout = 2 * timeout + 10 if lock_timeout is None else lock_timeout
         self._transport = transport
         self._resolver = resolver
+        self._routes = None
         self._far: str | None = None
         self._client: httpx.AsyncClient | None = None
         self._lock = asyncio.Lock()
@@ -231,7 +231,7 @@ class OAuth(TokenGrants):
         authorizations = 0
         nonces = 0
         while response.status_code in (401, 403):
-            peer = _peer(response, target)  # read before the answer is, while its connection is open
+            peer = self._peer(response, target)  # read before the answer is, while its connection is open
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
             if response.status_code == 401 and "www-authenticate" not in response.headers:
                 challenges = [oauth.Challenge("Bearer", {})]  # names no metadata: the well-known URLs
@@ -425,25 +425,25 @@ class OAuth(TokenGrants):
         await self._save()
         return fresh
 
+    def _peer(self, response: httpx.Response, target: str) -> str | None:
+        """The address ``response`` (from the MCP server at ``target``) came from, when its
+        transport tells (httpcore's does: the connection's ``server_addr``); None when it does
+        not (an application in process), and when a proxy stands between (the MCP client's, or
+        the environment's it takes: any way out but directly): through one, the address is the
+        proxy's, which says nothing of where the server is (a proxy on this machine would make
+        every server look at home, its sign-in unguarded)."""
+        if self._ways_out().route(target) is not None:
+            return None
+        stream = response.extensions.get("network_stream")
+        try:
+            address = stream.get_extra_info("server_addr") if stream is not None else None
+        except OSError:  # closed already: unknown, so the URL alone decides
+            return None
+        return str(address[0]) if isinstance(address, tuple) and address else None
+
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
     return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
-
-
-def _peer(response: httpx.Response, target: str) -> str | None:
-    """The address ``response`` (from the MCP server at ``target``) came from, when its
-    transport tells (httpcore's does: the connection's ``server_addr``); None when it does
-    not (an application in process), and when the environment names a proxy for ``target``:
-    through one, the address is the proxy's, which says nothing of where the server is (a
-    proxy on this machine would make every server look at home, its sign-in unguarded)."""
-    if ProxyRoutes.from_environment().route(target) is not None:
-        return None
-    stream = response.extensions.get("network_stream")
-    try:
-        address = stream.get_extra_info("server_addr") if stream is not None else None
-    except OSError:  # closed already: unknown, so the URL alone decides
-        return None
-    return str(address[0]) if isinstance(address, tuple) and address else None
 
 
 def _asked(scope: str | None, challenged: str | None) -> bool:

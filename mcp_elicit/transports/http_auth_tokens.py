@@ -46,7 +46,8 @@ from mcp_elicit.transports.http_documents import post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport, Resolver, system_resolver
-from mcp_elicit.transports.http_proxy import through_environment
+from mcp_elicit.transports.http_proxy import RoutedTransport
+from mcp_elicit.transports.http_proxy_client import ClientRoutes
 from mcp_elicit.transports.http_registration import ClientIdentity
 
 __all__ = ["Authorizer", "TokenGrants"]
@@ -78,6 +79,7 @@ class TokenGrants(RedactedAuth):
     _timeout: float
     _transport: httpx.AsyncBaseTransport | None
     _resolver: Resolver | None
+    _routes: ClientRoutes | None  # the MCP client's ways out (None: not told; the environment's)
     _client: httpx.AsyncClient | None
     _far: str | None  # the MCP server elsewhere whose sign-in is guarded (None: at home)
     _dpop_required: bool  # the resource takes DPoP-bound tokens only
@@ -86,13 +88,36 @@ class TokenGrants(RedactedAuth):
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             transport = self._transport
-            if transport is None and (self._far is not None or self._resolver is not None):
-                pinned = PinnedTransport(PinnedBackend(self._refusal, self._resolver or system_resolver))
-                transport = through_environment(pinned)  # a proxy named for a URL: through it
+            if transport is None:
+                direct: httpx.AsyncBaseTransport
+                if self._far is not None or self._resolver is not None:
+                    direct = PinnedTransport(PinnedBackend(self._refusal, self._resolver or system_resolver))
+                else:
+                    direct = httpx.AsyncHTTPTransport()  # as httpx's client connects
+                routes = self._ways_out()
+                transport = RoutedTransport(routes, direct) if routes else direct  # as the MCP requests go
             self._client = httpx.AsyncClient(
                 timeout=self._timeout, follow_redirects=False, transport=transport
             )
         return self._client
+
+    def _ways_out(self) -> ClientRoutes:
+        """Where the MCP client's HTTP client sends each URL (``route_like``); before it is
+        known, the environment's proxies, read now."""
+        return self._routes if self._routes is not None else ClientRoutes.of(None)
+
+    async def route_like(self, client: httpx.AsyncClient) -> None:
+        """Send the flow's own requests (metadata, registration, token) where ``client``
+        sends the MCP requests: through its proxy (``proxy=``, ``mounts=``: its own
+        transport, the proxy resolving the names), through the environment's when it
+        trusts the environment (``trust_env``), else directly, each name then checked as
+        it is connected to (``transports.http_proxy_client``). The MCP transports call it
+        with the client they use; an ``OAuth`` on a client of one's own may call it too.
+        A ``transport`` given to the ``OAuth`` is used as it is all the same."""
+        routes = ClientRoutes.of(client)
+        if self._routes is None or not routes.same(self._routes):
+            await self.aclose()  # a connection pooled one way is not reused another
+            self._routes = routes
 
     def _refusal(self, host: str, addresses: Sequence[str]) -> str | None:
         far = self._far

@@ -143,6 +143,8 @@ class HttpTransport:
                 follow_redirects=True,
                 auth=self.auth,
             )
+        if isinstance(self._client.auth, OAuth):  # its requests go where this client's go
+            await self._client.auth.route_like(self._client)
         hooks = self._client.event_hooks["request"]
         if self._keep_fixed_headers_home not in hooks:
             hooks.append(self._keep_fixed_headers_home)

@@ -31,7 +31,7 @@ import importlib.util
 import re
 import ssl
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import httpcore
 import httpx
@@ -39,7 +39,7 @@ import httpx
 from mcp_elicit.transports.http_pool import PoolTransport
 from mcp_elicit.transports.http_proxy_env import ProxyRoute, ProxyRoutes
 
-__all__ = ["ProxyTransport", "RoutedTransport", "through_environment"]
+__all__ = ["ProxyTransport", "RoutedTransport", "Routes", "through_environment"]
 
 #: httpx's default connection limits (``httpx.Limits()``).
 _MAX_CONNECTIONS: Final = 100
@@ -55,10 +55,20 @@ def through_environment(direct: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTran
     return RoutedTransport(routes, direct) if routes else direct
 
 
-class RoutedTransport(httpx.AsyncBaseTransport):
-    """Each request through the proxy ``routes`` names for its URL, or over ``direct``."""
+class Routes(Protocol):
+    """Which way each URL goes out: a proxy the environment names (``ProxyRoutes``), a
+    transport of the caller's (``transports.http_proxy_client``), or None: directly."""
 
-    def __init__(self, routes: ProxyRoutes, direct: httpx.AsyncBaseTransport) -> None:
+    def __bool__(self) -> bool: ...
+
+    def route(self, url: httpx.URL) -> httpx.AsyncBaseTransport | ProxyRoute | None: ...
+
+
+class RoutedTransport(httpx.AsyncBaseTransport):
+    """Each request through the proxy ``routes`` names for its URL, over the caller's
+    transport it names (used, never closed here), or over ``direct``."""
+
+    def __init__(self, routes: Routes, direct: httpx.AsyncBaseTransport) -> None:
         self.routes = routes
         self._direct = direct
         self._proxies: dict[ProxyRoute, ProxyTransport] = {}
@@ -67,6 +77,8 @@ class RoutedTransport(httpx.AsyncBaseTransport):
         route = self.routes.route(request.url)
         if route is None:
             return await self._direct.handle_async_request(request)
+        if isinstance(route, httpx.AsyncBaseTransport):
+            return await route.handle_async_request(request)
         transport = self._proxies.get(route)
         if transport is None:
             transport = self._proxies[route] = ProxyTransport(route, request)
