@@ -14,8 +14,8 @@ Rules:
   Whoever relies on a proxy trusts its resolution; what the URL says (a scheme, an address
   written in it, a name that says where it is) is checked before the request is made, by
   whoever makes it.
-* What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its URL without
-  credentials) and the variable that names it: no connection to it (refused, no answer
+* What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its scheme,
+  host and port: no credentials, path or query of its URL) and the variable that names it: no connection to it (refused, no answer
   within the connect timeout), no answer to a tunnel request within the connect timeout
   (part of connecting, whatever the read timeout) or the connection closed instead of one,
   a tunnel it refuses, a 407 (credentials wanted, or not taken; as the answer to an http
@@ -105,7 +105,7 @@ class ProxyTransport(PoolTransport):
                 f"socks5h://, then host and port): {_reason(exc)}",
                 request=request,
             ) from None
-        self.shown = str(proxy.url).rstrip("/")  # credentials taken out
+        self.shown = _shown(proxy.url)
         self._credentials = proxy.auth is not None
         self._sends_whole = proxy.url.scheme in ("http", "https")  # an http URL, in absolute form
         backend = _ToTheProxy(f"the proxy {self.shown} ({self.variable})")
@@ -180,6 +180,13 @@ class ProxyTransport(PoolTransport):
         return said + (
             f"it asks for a user name and password: give them in {self.variable}, as user:password@ before the host"
         )
+
+
+def _shown(url: httpx.URL) -> str:
+    """A proxy's URL as messages name it: scheme, host and port, nothing of its
+    credentials, path or query (a key or a route may be written there)."""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{url.scheme}://{host}" + (f":{url.port}" if url.port is not None else "")
 
 
 def _where(url: httpx.URL) -> str:

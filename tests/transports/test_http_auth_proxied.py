@@ -320,15 +320,20 @@ def closed_port() -> Iterator[int]:
         yield bound.getsockname()[1]
 
 
-async def test_a_proxy_that_cannot_be_reached_is_named(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("rest", ["", "/", "/route/a?key=hunter2", "?key=hunter2#part"])
+async def test_a_proxy_that_cannot_be_reached_is_named(
+    site: Site, monkeypatch: pytest.MonkeyPatch, rest: str
+) -> None:
+    # named by its scheme, host and port: its credentials, path and query left out
     site.auth.base = f"https://auth.example.net:{site.port}"
     with closed_port() as port:
-        monkeypatch.setenv("ALL_PROXY", f"http://alice:secret@127.0.0.1:{port}")
+        monkeypatch.setenv("ALL_PROXY", f"http://alice:secret@127.0.0.1:{port}{rest}")
         with pytest.raises(AuthorizationError) as refused:
             await call(site.url("mcp.example.com"), OAuth(person()), in_process(site))
     message = str(refused.value)
     assert f"cannot connect to the proxy http://127.0.0.1:{port} (ALL_PROXY)" in message
     assert "alice" not in message and "secret" not in message
+    assert "route" not in message and "hunter2" not in message and "part" not in message
     assert site.arrived == []
 
 
