@@ -209,8 +209,24 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     who = "the server" if str(target) in said else str(target)  # named once
     then = said if said.startswith(during) else f"{during} failed: {said}"
     if isinstance(exc, RequestTimeout):
+        silent = _proxy_silent(observed)
+        if silent is not None:
+            return silent
         then = f"did not answer {during}: {said}. {SLOW}"
     return CannotConnect(f"{who} answered while connecting, then {then}{noise_note(observed)}")
+
+
+def _proxy_silent(observed: Observed) -> CliError | None:
+    """A request that ran out of time while it waited on a proxy (``--timeout`` no longer
+    than the connect timeout): the proxy is the one not answering, never the server."""
+    for wait in observed.proxy_waits:
+        if wait.what is not None:
+            return CannotConnect(
+                f"{wait.proxy} had not {wait.what} when the time ran out: the server was never "
+                "reached. Is the proxy up, and the one meant? Check that variable, or list the host in "
+                "NO_PROXY to reach it directly; if the proxy is only slow, give it longer: --timeout SECONDS."
+            )
+    return None
 
 
 def _refused_later(exc: TransportError, during: str) -> CheckFailed:
@@ -292,7 +308,7 @@ def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> Cli
 async def _http(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
     url, shown = target.url or "", str(target)
     if isinstance(exc, RequestTimeout):
-        return CannotConnect(f"{exc}. {SLOW}")
+        return _proxy_silent(observed) or CannotConnect(f"{exc}. {SLOW}")
     failure = _connect_failure(observed.errors, url, "the connect timeout")
     if failure is not None:
         return failure

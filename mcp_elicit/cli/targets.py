@@ -47,6 +47,7 @@ from mcp_elicit.transports.stdio_client import StdioTransport
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.sign_in import SignIn
+    from mcp_elicit.transports.http_proxy import ProxyWait
 
 __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_command"]
 
@@ -244,6 +245,9 @@ class Observed:
     sign_in_ms: float = 0.0
     #: The revision agreed, once connected (None before).
     revision: str | None = None
+    #: The HTTP requests waiting on a proxy, and those cut short while they did
+    #: (``transports.http_proxy``): a timeout then is the proxy's, not the server's.
+    proxy_waits: list[ProxyWait] = field(default_factory=list)
 
     def last_post(self) -> HttpSeen | None:
         for seen in reversed(self.responses):

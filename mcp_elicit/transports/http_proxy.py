@@ -23,14 +23,21 @@ Rules:
   a proxy URL httpx cannot use. Nothing in it comes from the original error's chain: the
   failure is the proxy's, not the server's, and a diagnosis reading causes must not take
   it for the server refusing a connection.
+* A request cut short (its caller's own timeout, shorter than or equal to the connect
+  timeout) while it waits for the proxy (a connection to it, or its answer to a tunnel
+  request) leaves that said in the ``ProxyWait`` of ``waiting_on_the_proxy()`` it ran in,
+  so that whoever cut it can blame the proxy rather than the server.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import ssl
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import httpcore
@@ -39,13 +46,62 @@ import httpx
 from mcp_elicit.transports.http_pool import PoolTransport
 from mcp_elicit.transports.http_proxy_env import ProxyRoute, ProxyRoutes
 
-__all__ = ["ProxyTransport", "RoutedTransport", "Routes", "through_environment"]
+__all__ = [
+    "ProxyTransport",
+    "ProxyWait",
+    "RoutedTransport",
+    "Routes",
+    "through_environment",
+    "waiting_on_the_proxy",
+]
 
 #: httpx's default connection limits (``httpx.Limits()``).
 _MAX_CONNECTIONS: Final = 100
 _MAX_KEEPALIVE: Final = 20
 _KEEPALIVE_EXPIRY: Final = 5.0
 _STATUS: Final = re.compile(r"(\d{3})\s*(.*)")
+
+
+@dataclass(eq=False)
+class ProxyWait:
+    """What a request waits for from a proxy while it does: ``proxy`` (named with its
+    variable: ``the proxy http://host:3128 (HTTPS_PROXY)``) and ``what`` it has not done yet
+    (``answered the request for a tunnel to host:443``); None once the wait is over. Left
+    set by a request cut short while waiting."""
+
+    proxy: str | None = None
+    what: str | None = None
+
+
+_WAIT: ContextVar[ProxyWait | None] = ContextVar("mcp_elicit_proxy_wait", default=None)
+
+
+@contextlib.contextmanager
+def waiting_on_the_proxy() -> Iterator[ProxyWait]:
+    """A ``ProxyWait`` that the requests made within the block (in this task) keep up to date."""
+    wait = ProxyWait()
+    token = _WAIT.set(wait)
+    try:
+        yield wait
+    finally:
+        _WAIT.reset(token)
+
+
+@contextlib.contextmanager
+def _waiting(proxy: str, what: str) -> Iterator[None]:
+    """Said in the current ``ProxyWait`` while the block runs; still said when it is cut
+    short (cancelled: not an ``Exception``), as what it was waiting for."""
+    wait = _WAIT.get()
+    if wait is None:
+        yield
+        return
+    wait.proxy, wait.what = proxy, what
+    try:
+        yield
+    except Exception:
+        wait.proxy = wait.what = None
+        raise
+    wait.proxy = wait.what = None
 
 
 def through_environment(direct: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
@@ -223,7 +279,8 @@ class _ToTheProxy(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         try:
-            stream = await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+            with _waiting(self._named, "taken the connection"):
+                stream = await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
         except httpcore.ConnectTimeout:
             failure = f"{self._named} took no connection within the connect timeout ({timeout or 0:g} s)"
         except (httpcore.ConnectError, OSError) as exc:
@@ -265,7 +322,8 @@ class _Handshake(httpcore.AsyncNetworkStream):
         bound = min((t for t in (timeout, self._connect) if t is not None), default=None)
         asked = f"the request for a tunnel to {tunnel}"
         try:
-            data = await self._stream.read(max_bytes, bound)
+            with _waiting(self._named, f"answered {asked}"):
+                data = await self._stream.read(max_bytes, bound)
         except httpcore.ReadTimeout:
             failure = f"{self._named} did not answer {asked} within {bound or 0:g} s"
         except httpcore.ReadError as exc:

@@ -11,7 +11,8 @@ names one of ``refused`` (any host when empty); ``credentials``, the user and pa
 request must carry in ``Proxy-Authorization`` (Basic), else it is answered 407 with a
 ``Proxy-Authenticate`` challenge.
 
-``forward_proxy(hosts)`` runs one until the block ends.
+``forward_proxy(hosts)`` runs one until the block ends; ``mute_proxy`` runs one that never
+answers.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import urllib.parse
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-__all__ = ["ForwardProxy", "forward_proxy"]
+__all__ = ["ForwardProxy", "forward_proxy", "mute_proxy"]
 
 _DROPPED = frozenset({"proxy-authorization", "proxy-connection", "connection", "keep-alive"})
 
@@ -211,3 +212,28 @@ async def forward_proxy(hosts: dict[str, str]) -> AsyncIterator[ForwardProxy]:
         await asyncio.gather(*proxy._tasks, return_exceptions=True)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.wait_closed(), 5)
+
+
+@contextlib.asynccontextmanager
+async def mute_proxy(*, hangs_up: bool) -> AsyncIterator[int]:
+    """A proxy on 127.0.0.1 (its port) that takes each connection and reads the request,
+    then never answers (until the client leaves) or, ``hangs_up``, closes the connection."""
+
+    connections: set[asyncio.StreamWriter] = set()
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.add(writer)
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            await reader.readuntil(b"\r\n\r\n")
+            if not hangs_up:
+                await reader.read()  # the end of the stream: the client gave up
+        writer.transport.abort()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for writer in connections:
+            writer.transport.abort()
+        await server.wait_closed()

@@ -36,7 +36,7 @@ from mcp_elicit.transports.http_documents import post
 from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport
 from mcp_elicit.transports.http_proxy import through_environment
 
-from support.forward_proxy import ForwardProxy, forward_proxy
+from support.forward_proxy import ForwardProxy, forward_proxy, mute_proxy
 from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
 from support.named_site import (
     Browser,
@@ -424,31 +424,6 @@ async def test_a_407_from_the_server_through_a_tunnel_is_the_servers(
             response = await http.get(f"https://mcp.example.com:{running.port}/mcp")
     assert response.status_code == 407
     assert proxy.seen == [("CONNECT", f"mcp.example.com:{running.port}")]
-
-
-@contextlib.asynccontextmanager
-async def mute_proxy(*, hangs_up: bool) -> AsyncIterator[int]:
-    """A proxy on 127.0.0.1 (its port) that takes each connection and reads the request,
-    then never answers (until the client leaves) or, ``hangs_up``, closes the connection."""
-
-    connections: set[asyncio.StreamWriter] = set()
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.add(writer)
-        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
-            await reader.readuntil(b"\r\n\r\n")
-            if not hangs_up:
-                await reader.read()  # the end of the stream: the client gave up
-        writer.transport.abort()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1]
-    finally:
-        server.close()
-        for writer in connections:
-            writer.transport.abort()
-        await server.wait_closed()
 
 
 @pytest.mark.parametrize(
