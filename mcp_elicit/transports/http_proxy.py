@@ -15,14 +15,16 @@ Rules:
   written in it, a name that says where it is) is checked before the request is made, by
   whoever makes it.
 * What the proxy stands in the way with is an ``httpx.ProxyError`` naming it (its scheme,
-  host and port: no credentials, path or query of its URL) and the variable that names it: no connection to it (refused, no answer
-  within the connect timeout), no answer to a tunnel request within the connect timeout
-  (part of connecting, whatever the read timeout) or the connection closed instead of one,
-  a tunnel it refuses, a 407 (credentials wanted, or not taken; as the answer to an http
-  request sent to it whole: through a tunnel, a 407 is the server's, passed on as it is),
-  a proxy URL httpx cannot use. Nothing in it comes from the original error's chain: the
-  failure is the proxy's, not the server's, and a diagnosis reading causes must not take
-  it for the server refusing a connection.
+  host and port: no credentials, path or query of its URL) and the variable that names it:
+  no connection to it (refused, no answer within the connect timeout), no answer to a
+  tunnel request within the connect timeout (part of connecting, whatever the read
+  timeout) or the connection closed instead of one, a tunnel it refuses, a 407
+  (credentials wanted, or not taken; as the answer to an http request sent to it whole:
+  through a tunnel, a 407 is the server's, passed on as it is), a proxy URL httpx cannot
+  use. A proxy the caller's HTTP client is given (``Routes`` naming its transport) is that
+  transport's: its refusal is said as the client's proxy's. Nothing in it comes from the
+  original error's chain: the failure is the proxy's, not the server's, and a diagnosis
+  reading causes must not take it for the server refusing a connection.
 * A request cut short (its caller's own timeout, shorter than or equal to the connect
   timeout) while it waits for the proxy (a connection to it, or its answer to a tunnel
   request) leaves that said in the ``ProxyWait`` of ``waiting_on_the_proxy()`` it ran in,
@@ -133,8 +135,15 @@ class RoutedTransport(httpx.AsyncBaseTransport):
         route = self.routes.route(request.url)
         if route is None:
             return await self._direct.handle_async_request(request)
-        if isinstance(route, httpx.AsyncBaseTransport):
-            return await route.handle_async_request(request)
+        if isinstance(route, httpx.AsyncBaseTransport):  # the caller's: its proxy, its words
+            try:
+                return await route.handle_async_request(request)
+            except httpx.ProxyError as exc:
+                said = str(exc) or type(exc).__name__
+            raise httpx.ProxyError(  # outside the except: the proxy's failure, no other's
+                f"the proxy of the HTTP client (its proxy= or mounts=) refused {_where(request.url)} ({said})",
+                request=request,
+            )
         transport = self._proxies.get(route)
         if transport is None:
             transport = self._proxies[route] = ProxyTransport(route, request)

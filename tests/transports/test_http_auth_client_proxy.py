@@ -150,3 +150,16 @@ async def test_a_client_trusting_the_environment_takes_the_sign_in_through_its_p
     assert await whoami(site.url("mcp.example.com"), http) == "hello"
     assert tunnels(proxy, site) == {"mcp.example.com"}
     assert dns.asked == []
+
+
+async def test_the_clients_proxy_refusing_the_sign_in_is_named(site: Site, proxy: ForwardProxy) -> None:
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    proxy.refuse, proxy.refused = 403, ("auth.example.net",)
+    http = httpx.AsyncClient(proxy=proxy.url, auth=OAuth(person(), resolver=Dns()))
+    with pytest.raises(AuthorizationError) as refused:
+        await whoami(site.url("mcp.example.com"), http)
+    assert (
+        f"the proxy of the HTTP client (its proxy= or mounts=) refused auth.example.net:{site.port} "
+        "(403 Forbidden)" in str(refused.value)
+    )
+    assert "auth.example.net" not in site.hosts()
