@@ -24,9 +24,12 @@ Rules:
   client, never follow redirects, and read at most 256 KiB of an answer. For a server
   elsewhere (by its URL, and the address its 401 came from when the transport tells and no
   proxy stood between) they connect only to addresses elsewhere, checked as they are
-  connected to (``resolver``); or, where the environment names a proxy for their URL, as
-  httpx's client does (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``), through
-  it, the proxy's resolution trusted and the URL's checks kept (``transports.http_proxy``).
+  connected to (``resolver``); or, where the MCP requests' HTTP client goes through a proxy
+  for their URL, through that proxy, the proxy's resolution trusted and the URL's checks
+  kept: the client's own (``proxy=``, ``mounts=``: ``transports.http_proxy_client``), or the
+  one the environment names when the client trusts it (``trust_env``: ``HTTPS_PROXY``,
+  ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``, as httpx reads them; ``transports.http_proxy``).
+  The MCP transport tells the flow its client (``route_like``).
   Which grant and how a token is asked for: ``transports.http_auth_tokens`` (this class's
   base). Which client it is at each authorization server: ``transports.http_registration``.
 * Tokens go over TLS (RFC 6750 section 5.3): a plain ``http://`` MCP server off this
@@ -106,13 +109,15 @@ class OAuth(TokenGrants):
     ``"private"`` (also private-network addresses and names, for a network you trust).
     ``resolver``: how the flow looks up host names, an async function of ``(host, port)``
     returning addresses (default: the system's for a server elsewhere, whose flow connects
-    only to the addresses it checked; httpx's own for a server at home). Where the
-    environment names a proxy for a URL (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, less
-    the hosts of ``NO_PROXY``, as httpx reads them) the request goes through it instead and
-    no resolver is asked: the proxy resolves the name, and its resolution is trusted; the
-    checks of the URL itself (a scheme, an address written in it, a ``.local`` or
-    ``.internal`` name) still apply. ``transport``: the flow's own HTTP transport, used as it
-    is (no proxy but its own, nothing resolved nor checked by the flow).
+    only to the addresses it checked; httpx's own for a server at home). Where the HTTP
+    client of the MCP requests goes through a proxy for a URL, the flow's request does too
+    and no resolver is asked: the client's proxy (``proxy=``, ``mounts=``, its own transport
+    used), or, when the client trusts the environment (``trust_env``, httpx's default), the
+    one the environment names (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, less the hosts
+    of ``NO_PROXY``, as httpx reads them). The proxy resolves the name, and its resolution
+    is trusted; the checks of the URL itself (a scheme, an address written in it, a
+    ``.local`` or ``.internal`` name) still apply. ``transport``: the flow's own HTTP
+    transport, used as it is (no proxy but its own, nothing resolved nor checked by the flow).
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with

@@ -17,11 +17,13 @@ Rules:
   their own that never follows redirects (``transports.http_documents`` caps what is read).
   For an MCP server elsewhere (``core.authorization_urls.far_server``) that client connects
   through ``transports.http_pinned``: every host but the server's own must resolve away from
-  this machine and private networks, and is connected to at the address checked; a URL the
-  environment names a proxy for goes through it instead (``transports.http_proxy``: the
-  proxy resolves, and is trusted), as httpx would send it. A resolver given
-  (``OAuth(resolver=)``) is used for a server at home too (unchecked; a proxy still taken);
-  without one, such a server's flow connects as httpx does. A transport given
+  this machine and private networks, and is connected to at the address checked. A URL
+  the MCP requests' HTTP client sends through a proxy (``route_like``:
+  ``transports.http_proxy_client``) goes through it instead: the client's own transport for
+  it (``proxy=``, ``mounts=``), or the environment's proxy when the client trusts the
+  environment (``transports.http_proxy``); the proxy resolves, and is trusted. A resolver
+  given (``OAuth(resolver=)``) is used for a server at home too (unchecked; a proxy still
+  taken); without one, such a server's flow connects as httpx does. A transport given
   (``OAuth(transport=)``) is used as it is.
 """
 
@@ -106,14 +108,15 @@ class TokenGrants(RedactedAuth):
         known, the environment's proxies, read now."""
         return self._routes if self._routes is not None else ClientRoutes.of(None)
 
-    async def route_like(self, client: httpx.AsyncClient) -> None:
+    async def route_like(self, client: httpx.AsyncClient | None) -> None:
         """Send the flow's own requests (metadata, registration, token) where ``client``
         sends the MCP requests: through its proxy (``proxy=``, ``mounts=``: its own
         transport, the proxy resolving the names), through the environment's when it
         trusts the environment (``trust_env``), else directly, each name then checked as
         it is connected to (``transports.http_proxy_client``). The MCP transports call it
-        with the client they use; an ``OAuth`` on a client of one's own may call it too.
-        A ``transport`` given to the ``OAuth`` is used as it is all the same."""
+        with the client they use (None: one of httpx's defaults, which takes the
+        environment's proxies); an ``OAuth`` on a client of one's own may call it too. A
+        ``transport`` given to the ``OAuth`` is used as it is all the same."""
         routes = ClientRoutes.of(client)
         if self._routes is None or not routes.same(self._routes):
             await self.aclose()  # a connection pooled one way is not reused another

@@ -144,7 +144,9 @@ class HttpTransport:
                 auth=self.auth,
             )
         if isinstance(self._client.auth, OAuth):  # its requests go where this client's go
-            await self._client.auth.route_like(self._client)
+            # this transport's own client takes httpx's defaults: the environment's proxies,
+            # which the flow then takes itself (its errors naming the proxy and variable)
+            await self._client.auth.route_like(self._given)
         hooks = self._client.event_hooks["request"]
         if self._keep_fixed_headers_home not in hooks:
             hooks.append(self._keep_fixed_headers_home)

@@ -21,11 +21,12 @@ Rules:
   number of addresses. An address written in the URL is judged as it is, not resolved.
 * The resolver is a parameter: an async function of the host and port returning its
   addresses, the system's (``getaddrinfo``) by default; tests and a custom DNS give their own.
-* It connects directly. Where the environment names a proxy for a URL (``HTTPS_PROXY``,
+* It connects directly. Where the MCP requests' HTTP client goes through a proxy for a URL
+  (its own, ``proxy=`` or ``mounts=``; or, trusting the environment, ``HTTPS_PROXY``,
   ``HTTP_PROXY``, ``ALL_PROXY``, less ``NO_PROXY``), the flow's request goes through that
-  proxy instead (``transports.http_proxy``, as httpx's own client would send it): the proxy
+  proxy instead (``transports.http_proxy_client``, ``transports.http_proxy``): the proxy
   resolves the name, where no check of this module's reaches, and its resolution is
-  trusted. A host ``NO_PROXY`` names is connected to here, checked.
+  trusted. A host no proxy is for is connected to here, checked.
 """
 
 from __future__ import annotations

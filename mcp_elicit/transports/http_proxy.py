@@ -141,7 +141,8 @@ class RoutedTransport(httpx.AsyncBaseTransport):
             except httpx.ProxyError as exc:
                 said = str(exc) or type(exc).__name__
             raise httpx.ProxyError(  # outside the except: the proxy's failure, no other's
-                f"the proxy of the HTTP client (its proxy= or mounts=) refused {_where(request.url)} ({said})",
+                f"the HTTP client's proxy (its proxy= or mounts=, or the environment's it took) "
+                f"refused {_where(request.url)} ({said})",
                 request=request,
             )
         transport = self._proxies.get(route)

@@ -159,7 +159,30 @@ async def test_the_clients_proxy_refusing_the_sign_in_is_named(site: Site, proxy
     with pytest.raises(AuthorizationError) as refused:
         await whoami(site.url("mcp.example.com"), http)
     assert (
-        f"the proxy of the HTTP client (its proxy= or mounts=) refused auth.example.net:{site.port} "
-        "(403 Forbidden)" in str(refused.value)
+        "the HTTP client's proxy (its proxy= or mounts=, or the environment's it took) refused "
+        f"auth.example.net:{site.port} (403 Forbidden)" in str(refused.value)
     )
     assert "auth.example.net" not in site.hosts()
+
+
+async def test_with_auth_alone_the_environments_proxy_is_named_with_its_variable(
+    site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # connect_http(auth=) makes the client itself, with httpx's defaults: the sign-in takes
+    # the environment's proxy on its own, and says which variable named the one refusing
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    proxy.refuse, proxy.refused = 403, ("auth.example.net",)
+    monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+    auth = OAuth(person(), resolver=Dns())
+    try:
+        with pytest.raises(AuthorizationError) as refused:
+            async with connect_http(site.url("mcp.example.com"), auth=auth, timeout=10) as client:
+                await client.call_tool("whoami", {})
+    finally:
+        await auth.aclose()
+    message = str(refused.value)
+    assert (
+        f"the proxy {proxy.url} (HTTPS_PROXY) refused to open a tunnel to auth.example.net:{site.port}"
+        in message
+    )
+    assert tunnels(proxy, site) == {"mcp.example.com", "auth.example.net"}
