@@ -91,8 +91,6 @@ _PUNCTUATION = frozenset(".,;:!?")
 #: one of the few above and says nothing, but a long run of them is the URL's own.
 _TRAILING = 4
 _QUERY = re.compile(r"[?#]")
-#: A URI's scheme (RFC 3986): what comes before its "://" only when it is one.
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
 #: How much of a tool or prompt name the server does not offer a span's name shows (a
 #: name MCP allows is at most 128 characters): a client may send one of any length.
 NAME_SHOWN = 128
@@ -277,15 +275,17 @@ def redact_urls(text: str) -> str:
 def redact_uri(uri: str) -> str:
     """One URI (a resource's, for ``mcp.resource.uri``) with its user name and password,
     query and fragment replaced by ``REDACTED``, whatever its scheme and characters; its
-    scheme, authority and path stay. Its authority follows a "//" at its start or right
-    after its scheme, never one its query or fragment holds (``x:y?token=k&u=https://h``).
-    Given alone, it ends where the string does: unlike a URL in prose, nothing it ends
-    with is kept after ``REDACTED`` (a ``)`` there is its query's)."""
-    scheme, sep, rest = uri.partition("://")
-    if sep and _SCHEME.fullmatch(scheme):
-        return scheme + sep + _kept(rest)
+    scheme, authority and path stay. Its authority follows a "//" at its start or its
+    first "://" before any query or fragment, never one its query or fragment holds
+    (``x:y?token=k&u=https://h``). What comes before that "://" need not be a scheme RFC
+    3986 allows (`` https://``, ``1x://``, ``x_y://``): the authority after it is redacted
+    all the same. Given alone, it ends where the string does: unlike a URL in prose,
+    nothing it ends with is kept after ``REDACTED`` (a ``)`` there is its query's)."""
     if uri.startswith("//"):  # a network-path reference: its authority, without a scheme
         return "//" + _kept(uri[2:])
+    scheme, sep, rest = uri.partition("://")
+    if sep and _QUERY.search(scheme) is None:
+        return scheme + sep + _kept(rest)
     return _kept(uri, authority=False)
 
 

@@ -130,6 +130,8 @@ for text in (
     "https://h/" + "(" * size + ")" * size,
 ):
     assert len(redact_urls(text)) >= len(text) // 2
+    assert redact_uri(text).startswith(text[:4]) and len(redact_uri(text)) >= len(text[:4])
+    Traced({}, text).failed("-32002", text)
 print("done")
 """
 
@@ -161,6 +163,14 @@ def test_a_megabyte_built_to_make_the_search_backtrack_takes_no_time_to_speak_of
         ("urn:x#SECRET://y", "urn:x#REDACTED"),
         ("git+ssh://me:SECRET@host/repo?SECRET", "git+ssh://REDACTED:REDACTED@host/repo?REDACTED"),
         ("//me:SECRET@host/p?SECRET", "//REDACTED:REDACTED@host/p?REDACTED"),
+        # before its first "://" (not a query's) there need be no scheme RFC 3986 allows:
+        # the authority after it is redacted all the same
+        (" https://me:SECRET@host/p", " https://REDACTED:REDACTED@host/p"),
+        ("\thttps://me:SECRET@host/p?SECRET", "\thttps://REDACTED:REDACTED@host/p?REDACTED"),
+        ("1x://me:SECRET@host/p", "1x://REDACTED:REDACTED@host/p"),
+        ("x_y://me:SECRET@host/p", "x_y://REDACTED:REDACTED@host/p"),
+        ("sch\u00e9ma://me:SECRET@host/p", "sch\u00e9ma://REDACTED:REDACTED@host/p"),
+        ("db:t/x://me:SECRET@host/p", "db:t/x://REDACTED:REDACTED@host/p"),
     ],
 )
 def test_one_uri_keeps_its_scheme_authority_and_path_only(uri: str, shown: str) -> None:
