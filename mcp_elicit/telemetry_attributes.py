@@ -13,7 +13,9 @@ Rules:
   an address or port.
 * A span's status message never carries a URL's user name and password, query or
   fragment (:func:`redact_urls`), nor does ``mcp.resource.uri`` (:func:`redact_uri`,
-  whatever the URI's scheme, and the same URI in the status message alike); an ``mcp_elicit.input_response`` event carries an
+  whatever the URI's scheme, and the same URI in the status message alike, repeated
+  whole, inert or cut short as an error's message quotes it); an
+  ``mcp_elicit.input_response`` event carries an
   answer's key and action, never its content. An action is recorded only as one of the
   three MCP defines (:func:`action_shown`), anything else as ``_OTHER``: the client
   writes it, and one may put there what the person typed.
@@ -188,9 +190,10 @@ class Traced:
     def failed(self, kind: str, message: str) -> None:
         """The request failed without an answer to read (``kind`` is its ``error.type``;
         ``message``, the span's status, with any URL's credentials, query and fragment
-        left out, and the resource's URI as on the span)."""
+        left out, and the resource's URI as on the span, also where the message repeats it
+        inert or cut short)."""
         if self.uri:
-            message = message.replace(self.uri, redact_uri(self.uri))
+            message = _uri_redacted(message, self.uri)
         self.error = (kind, redact_urls(message))
         self.metric["error.type"] = kind
         if self.span is not None:
@@ -287,6 +290,43 @@ def redact_uri(uri: str) -> str:
     if sep and _QUERY.search(scheme) is None:
         return scheme + sep + _kept(rest)
     return _kept(uri, authority=False)
+
+
+def _uri_redacted(message: str, uri: str) -> str:
+    """``message`` with each repetition of ``uri`` as :func:`redact_uri` gives it: the URI as
+    is, or inert (``inert_text.inert``, its space separators kept or not), as an error's
+    message quotes a URI a request gave (``Resource not found: ...``). A repetition cut
+    short (``urn:x?token=S… (300 characters)``) is redacted from where ``redact_uri``
+    would first change it. Without this, a URI with no "://" (which :func:`redact_urls`
+    finds) repeated other than whole kept its query on the span's status."""
+    for form in dict.fromkeys((inert(uri), inert(uri, spaces=True), uri)):  # the longest first
+        message = _repeats_redacted(message, form)
+    return message
+
+
+def _repeats_redacted(message: str, form: str) -> str:
+    redacted = redact_uri(form)
+    kept = 0  # how much of ``form`` redact_uri leaves as it is, from its start
+    for a, b in zip(form, redacted, strict=False):
+        if a != b:
+            break
+        kept += 1
+    if kept >= len(form):
+        return message
+    needle = form[: kept + 1]  # a repetition holds at least one character redacted
+    parts, at = [], 0
+    while (start := message.find(needle, at)) >= 0:
+        if message.startswith(form, start):
+            parts += [message[at:start], redacted]
+            at = start + len(form)
+            continue
+        low, high = len(needle), min(len(form), len(message) - start)  # how much of it is repeated
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if message.startswith(form[:middle], start) else (low, middle - 1)
+        parts += [message[at:start], form[:kept] + "REDACTED"]
+        at = start + low
+    return "".join(parts) + message[at:] if parts else message
 
 
 def _redacted(found: re.Match[str]) -> str:

@@ -198,3 +198,49 @@ def _status_of(uri: str, message: str) -> str:
     traced.failed("-32002", message)
     assert traced.error is not None
     return traced.error[1]
+
+
+@pytest.mark.parametrize(
+    ("uri", "message", "status"),
+    [
+        # repeated inert: a control character escaped, as shown_name writes it
+        (
+            "urn:x?token=SECRET\x1b",
+            "Resource not found: urn:x?token=SECRET\\x1b",
+            "Resource not found: urn:x?REDACTED",
+        ),
+        (
+            "urn:x\u3000y?k=SECRET\n",
+            "Not found: urn:x\u3000y?k=SECRET\\n.",
+            "Not found: urn:x\u3000y?REDACTED.",
+        ),
+        (
+            "urn:x\u3000y?k=SECRET\n",
+            "Not found: urn:x\\u3000y?k=SECRET\\n",
+            "Not found: urn:x\\u3000y?REDACTED",
+        ),
+        # repeated cut short: redacted from where the URI's own redaction starts
+        (
+            "db:t?k=SECRET" + "x" * 300,
+            "Not found: db:t?k=SECRETxxx… (313 characters)",
+            "Not found: db:t?REDACTED… (313 characters)",
+        ),
+        (
+            "https://me:SECRET" + "x" * 300 + "@h/",
+            "Not found: https://me:SECRETxx… (1)",
+            "Not found: https://REDACTED… (1)",
+        ),
+        # twice, and once cut
+        ("a:b#SECRET", "a:b#SECRET or a:b#SECRET", "a:b#REDACTED or a:b#REDACTED"),
+        ("a:b#SECRET", "a:b#SECR… (10 characters)", "a:b#REDACTED… (10 characters)"),
+    ],
+)
+def test_a_uri_repeated_inert_or_cut_short_keeps_no_key_in_the_status(
+    uri: str, message: str, status: str
+) -> None:
+    """An error's message repeats the URI a request gave as ``shown_name`` does: inert (each
+    character not printable escaped) and cut short past 200 characters. The span's status
+    redacts those repetitions as the URI itself, though ``redact_urls`` finds no URL in a
+    URI without "://"."""
+    assert _status_of(uri, message) == status
+    assert "SECR" not in status

@@ -100,6 +100,10 @@ SECRET = "sk-live-4f9a2c"
         (f"test://admin:{SECRET}@items/1#key={SECRET}", "test://REDACTED:REDACTED@items/1#REDACTED"),
         (f"test://items/a b?token={SECRET}", "test://items/a b?REDACTED"),
         (f"urn:items:1?token={SECRET}", "urn:items:1?REDACTED"),
+        # its error's message repeats it inert (a control character escaped) or cut short
+        (f"urn:items:1?token={SECRET}\x1b[2K", "urn:items:1?REDACTED"),
+        (f"urn:items:1?token={SECRET}&pad={'x' * 300}", "urn:items:1?REDACTED"),
+        (f"urn:items:1\u2028?token={SECRET}", "urn:items:1\u2028?REDACTED"),
     ],
 )
 async def test_a_resource_uri_keeps_no_key_on_its_span(uri: str, kept: str) -> None:
