@@ -93,6 +93,9 @@ _PUNCTUATION = frozenset(".,;:!?")
 #: one of the few above and says nothing, but a long run of them is the URL's own.
 _TRAILING = 4
 _QUERY = re.compile(r"[?#]")
+#: An http(s) URI's start as a browser reads it: any slashes or backslashes after the
+#: scheme, or none, and the authority follows (``https:/h``, ``https:///h``, ``HTTPS:h``).
+_WEB_START = re.compile(r"(?i)https?:[/\\]*")
 #: How much of a tool or prompt name the server does not offer a span's name shows (a
 #: name MCP allows is at most 128 characters): a client may send one of any length.
 NAME_SHOWN = 128
@@ -282,8 +285,13 @@ def redact_uri(uri: str) -> str:
     first "://" before any query or fragment, never one its query or fragment holds
     (``x:y?token=k&u=https://h``). What comes before that "://" need not be a scheme RFC
     3986 allows (`` https://``, ``1x://``, ``x_y://``): the authority after it is redacted
-    all the same. Given alone, it ends where the string does: unlike a URL in prose,
-    nothing it ends with is kept after ``REDACTED`` (a ``)`` there is its query's)."""
+    all the same; an http or https one is read as a browser reads it, whatever slashes
+    follow its scheme (``https:/me:pw@h``, ``https:///me:pw@h``: :func:`redact_urls`'s
+    rule). Given alone, it ends where the string does: unlike a URL in prose, nothing it
+    ends with is kept after ``REDACTED`` (a ``)`` there is its query's)."""
+    web = _WEB_START.match(uri)
+    if web is not None:
+        return web[0] + _kept(uri[web.end() :])
     if uri.startswith("//"):  # a network-path reference: its authority, without a scheme
         return "//" + _kept(uri[2:])
     scheme, sep, rest = uri.partition("://")
@@ -366,8 +374,8 @@ def _kept(rest: str, *, authority: bool = True) -> str:
     ``authority``) with its user information, query and fragment redacted."""
     if authority:
         end = _AUTHORITY_END.search(rest)
-        at = rest.find("@", 0, len(rest) if end is None else end.start())
-        if at >= 0:  # user information: up to the authority's first "@"
+        at = rest.rfind("@", 0, len(rest) if end is None else end.start())
+        if at >= 0:  # user information: up to the authority's last "@", as a browser reads it
             rest = "REDACTED:REDACTED" + rest[at:]
     query = _QUERY.search(rest)
     if query is not None:

@@ -33,6 +33,7 @@ from mcp_elicit.telemetry_attributes import Traced, redact_uri
         ("https://host?q=1&r=2", "https://host?REDACTED"),
         ("https://user@host/path/with@sign?q", "https://REDACTED:REDACTED@host/path/with@sign?REDACTED"),
         ("https://host/p@q?x", "https://host/p@q?REDACTED"),
+        ("https://me:p@ss@host/p?q", "https://REDACTED:REDACTED@host/p?REDACTED"),  # to the last "@"
         ("http://[::1]:8080/x?y", "http://[::1]:8080/x?REDACTED"),
         ("https://a/x?u=https://b:c@d", "https://a/x?REDACTED"),
         (
@@ -171,6 +172,13 @@ def test_a_megabyte_built_to_make_the_search_backtrack_takes_no_time_to_speak_of
         ("x_y://me:SECRET@host/p", "x_y://REDACTED:REDACTED@host/p"),
         ("sch\u00e9ma://me:SECRET@host/p", "sch\u00e9ma://REDACTED:REDACTED@host/p"),
         ("db:t/x://me:SECRET@host/p", "db:t/x://REDACTED:REDACTED@host/p"),
+        # an http(s) URI with other than two slashes after its scheme, as a browser opens it
+        ("https:/me:SECRET@host/p?SECRET", "https:/REDACTED:REDACTED@host/p?REDACTED"),
+        ("HTTPS:///me:SECRET@host/p", "HTTPS:///REDACTED:REDACTED@host/p"),
+        ("http:\\\\me:SECRET@host/p", "http:\\\\REDACTED:REDACTED@host/p"),
+        ("https:me:SECRET@host", "https:REDACTED:REDACTED@host"),
+        # a password holding an "@": the user information runs to the authority's last one
+        ("https://me:SEC@SECRET@host/p", "https://REDACTED:REDACTED@host/p"),
     ],
 )
 def test_one_uri_keeps_its_scheme_authority_and_path_only(uri: str, shown: str) -> None:
