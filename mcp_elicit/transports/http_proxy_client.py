@@ -10,6 +10,11 @@ Rules (httpx's own, as its client picks a transport for a URL):
   transport there is the client's own (its proxy, its TLS settings), used as it is and
   never closed here: the proxy resolves the name and connects, and its resolution is
   trusted, as the environment's proxy's is (``transports.http_proxy``).
+* Only a mount that is a proxy is taken: httpx's transport made with ``proxy=`` (its pool
+  an ``httpcore`` HTTP or SOCKS proxy). Any other mount (a transport without a proxy, with
+  its own settings; an application in process; a transport of one's own, which may
+  connect anywhere) is directly for the flow: its names looked up and checked as they are
+  connected to, never sent over a transport that would connect unchecked.
 * A URL no mount is for goes through the proxy the environment names for it
   (``transports.http_proxy_env``) when the client trusts the environment (``trust_env``,
   httpx's default); with ``trust_env=False``, directly. (httpx mounts the environment's
@@ -24,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+import httpcore
 import httpx
 
 from mcp_elicit.transports.http_proxy_env import ProxyRoute, ProxyRoutes, environment_mounts
@@ -38,8 +44,8 @@ class _Pattern(Protocol):
 
 
 class ClientRoutes:
-    """The ways out of one HTTP client: its ``mounts`` (pattern, transport or None), most
-    specific first, then the ``environment``'s proxies (``environment_mounts()``'s form;
+    """The ways out of one HTTP client: its ``mounts`` (pattern, transport or None; a
+    transport that is no proxy taken as None: directly), most specific first, then the ``environment``'s proxies (``environment_mounts()``'s form;
     empty when the client does not trust the environment)."""
 
     def __init__(
@@ -47,7 +53,7 @@ class ClientRoutes:
         mounts: Sequence[tuple[_Pattern, httpx.AsyncBaseTransport | None]] = (),
         environment: Mapping[str, str | None] | None = None,
     ) -> None:
-        self.mounts = tuple(mounts)
+        self.mounts = tuple((pattern, _proxy(transport)) for pattern, transport in mounts)
         self.environment = dict(environment or {})
         self._proxies = ProxyRoutes(self.environment)
 
@@ -83,3 +89,10 @@ class ClientRoutes:
             if pattern.matches(target):
                 return transport
         return self._proxies.route(target)
+
+
+def _proxy(transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncBaseTransport | None:
+    """``transport`` when it is a proxy (httpx's, or a pool of this package's, whose pool is
+    an ``httpcore`` proxy's), else None: the flow connects itself, checking what it reaches."""
+    pool = getattr(transport, "_pool", None)  # httpx.AsyncHTTPTransport's (private)
+    return transport if isinstance(pool, (httpcore.AsyncHTTPProxy, httpcore.AsyncSOCKSProxy)) else None

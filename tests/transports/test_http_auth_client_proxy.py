@@ -122,6 +122,32 @@ async def test_a_host_the_clients_proxy_is_not_for_is_checked_and_the_proxy_is_n
     assert tunnels(proxy, site) == {"mcp.example.com"}
 
 
+#: Mounts that are no proxy: each would connect the sign-in with no check of the flow's.
+NOT_PROXIES: dict[str, Callable[[Site], httpx.AsyncBaseTransport]] = {
+    "a transport without a proxy": lambda site: httpx.AsyncHTTPTransport(retries=1),
+    "an application in process": in_process,
+}
+
+
+@pytest.mark.parametrize("mounted", list(NOT_PROXIES))
+async def test_a_mount_that_is_no_proxy_leaves_the_sign_in_checked(site: Site, mounted: str) -> None:
+    # the caller's client mounts a transport of its own for the authorization server's host,
+    # no proxy: the flow connects there itself, the name looked up and refused where it
+    # resolves, never over the mount, which would reach this machine unchecked
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=["127.0.0.1"])
+    http = httpx.AsyncClient(
+        transport=in_process(site),
+        mounts={"all://auth.example.net": NOT_PROXIES[mounted](site)},
+        auth=OAuth(person(), resolver=dns),
+    )
+    with pytest.raises(AuthorizationError) as refused:
+        await whoami(site.url("mcp.example.com"), http)
+    assert "'auth.example.net' resolves to 127.0.0.1, on this machine" in str(refused.value)
+    assert "auth.example.net" in dns.asked
+    assert "auth.example.net" not in site.hosts()
+
+
 @pytest.mark.parametrize("variable", ["HTTPS_PROXY", "ALL_PROXY"])
 async def test_a_client_that_does_not_trust_the_environment_keeps_the_sign_in_off_its_proxy(
     site: Site, proxy: ForwardProxy, monkeypatch: pytest.MonkeyPatch, variable: str
