@@ -433,11 +433,12 @@ class OAuth(TokenGrants):
     def _peer(self, response: httpx.Response, target: str) -> str | None:
         """The address ``response`` (from the MCP server at ``target``) came from, when its
         transport tells (httpcore's does: the connection's ``server_addr``); None when it does
-        not (an application in process), and when a proxy stands between (the MCP client's, or
-        the environment's it takes: any way out but directly): through one, the address is the
+        not (an application in process), and when a proxy may stand between (the MCP client's,
+        the environment's it takes, or a transport of its own mounted for ``target``, which may
+        wrap one: ``ClientRoutes.hides_the_server``): through one, the address is the
         proxy's, which says nothing of where the server is (a proxy on this machine would make
         every server look at home, its sign-in unguarded)."""
-        if self._ways_out().route(target) is not None:
+        if self._ways_out().hides_the_server(target):
             return None
         stream = response.extensions.get("network_stream")
         try:

@@ -83,6 +83,9 @@ PROXIED: dict[str, Callable[[str, OAuth], httpx.AsyncClient]] = {
     "proxy= without trust_env": lambda proxy, auth: httpx.AsyncClient(  # SSL_CERT_FILE read now
         proxy=proxy, auth=auth, trust_env=False, verify=httpx.create_ssl_context()
     ),
+    "transport=": lambda proxy, auth: httpx.AsyncClient(
+        transport=httpx.AsyncHTTPTransport(proxy=proxy), auth=auth
+    ),
 }
 
 
@@ -145,6 +148,57 @@ async def test_a_mount_that_is_no_proxy_leaves_the_sign_in_checked(site: Site, m
         await whoami(site.url("mcp.example.com"), http)
     assert "'auth.example.net' resolves to 127.0.0.1, on this machine" in str(refused.value)
     assert "auth.example.net" in dns.asked
+    assert "auth.example.net" not in site.hosts()
+
+
+async def test_a_client_whose_own_transport_is_a_proxy_does_not_make_the_server_look_at_home(
+    site: Site, proxy: ForwardProxy
+) -> None:
+    # the client's own transport is a proxy on 127.0.0.1 (the MCP server's answers come from
+    # there); only the authorization server's host is mounted directly: it is looked up,
+    # and refused where it resolves, the server being on the internet whatever the proxy's
+    # address says
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(auth_example_net=["127.0.0.1"])
+    http = httpx.AsyncClient(
+        transport=httpx.AsyncHTTPTransport(proxy=proxy.url),
+        mounts={"all://auth.example.net": httpx.AsyncHTTPTransport()},
+        auth=OAuth(person(), resolver=dns),
+    )
+    with pytest.raises(AuthorizationError) as refused:
+        await whoami(site.url("mcp.example.com"), http)
+    assert "'auth.example.net' resolves to 127.0.0.1, on this machine" in str(refused.value)
+    assert "auth.example.net" not in site.hosts()
+    assert tunnels(proxy, site) == {"mcp.example.com"}
+
+
+class Wrapping(httpx.AsyncBaseTransport):
+    """A transport of the caller's own around another (logging, retrying): where it
+    connects is not known from outside."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_a_transport_of_ones_own_mounted_for_the_server_does_not_make_it_look_at_home(
+    site: Site, proxy: ForwardProxy
+) -> None:
+    # the caller's own transport for the MCP server wraps a proxy on 127.0.0.1: its answers'
+    # address is the proxy's, never taken for the server's; the authorization server,
+    # reached directly, is looked up and refused where it resolves
+    site.auth.base = f"https://auth.example.net:{site.port}"
+    dns = Dns(mcp_example_com=["127.0.0.1"], auth_example_net=["127.0.0.1"])  # the flow goes directly
+    through = Wrapping(httpx.AsyncHTTPTransport(proxy=proxy.url))
+    http = httpx.AsyncClient(mounts={"all://mcp.example.com": through}, auth=OAuth(person(), resolver=dns))
+    with pytest.raises(AuthorizationError) as refused:
+        await whoami(site.url("mcp.example.com"), http)
+    assert "'auth.example.net' resolves to 127.0.0.1, on this machine" in str(refused.value)
     assert "auth.example.net" not in site.hosts()
 
 
