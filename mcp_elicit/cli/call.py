@@ -117,8 +117,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 "# signs in if the server asks\n\n"
                 "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect, sign in or start the server,\n"
                 "  or not an MCP server (a web page, plain text, a legacy HTTP+SSE server), 4 protocol violation,\n"
-                "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
-                "  141 stdout's reader went away (| head)"
+                "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP); a stdio server is\n"
+                "  stopped each way, 141 stdout's reader went away (| head)"
             ),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

@@ -20,7 +20,7 @@ Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answere
 something is wrong (each thing named), 2 usage, 3 could not connect, sign in or start the server,
 4 protocol violation (including anything but JSON-RPC on a stdio server's stdout, or a
 ``tools/list`` whose pages are malformed or never end: a cursor given again, a new one on page
-1000; an empty ``nextCursor`` is the end, with a warning, before 2026-07-28, a cursor at it), 130 Ctrl-C, 143 SIGTERM, 141 stdout's
+1000; an empty ``nextCursor`` is the end, with a warning, before 2026-07-28, a cursor at it), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 stdout's
 reader went away (``cli.main``).
 """
 
@@ -141,8 +141,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
             "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect, sign in or start the server,\n"
             "  or not an MCP server (a web page, plain text, a legacy HTTP+SSE server), 4 protocol violation,\n"
-            "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
-            "  141 stdout's reader went away (| head)"
+            "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up (SIGHUP); a stdio server is\n"
+            "  stopped each way, 141 stdout's reader went away (| head)"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

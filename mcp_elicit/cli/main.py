@@ -6,7 +6,8 @@ carries (2 for usage and configuration problems), and with ``--json`` also a JSO
 on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors included; that message and the client's warnings
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
 ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
-does (the request cancelled, a stdio server stopped), with exit 143 instead of 130; with
+does (the request cancelled, a stdio server stopped), with exit 143 instead of 130, and so
+does SIGHUP, with 129 (``cli.stop_signals``); with
 ``--json`` either says so in the same JSON object, a Ctrl-C while the command line is still
 read too (when ``--json`` is among the words before ``--``, as for argparse's errors), or
 while this module is imported (``cli.entry``, where the console script starts). Once stdout's reader has gone away
@@ -29,9 +30,9 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from mcp_elicit.cli import stop_signals
 from mcp_elicit.errors import CliError, ConfigError, UsageError
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 success, 1 the server answered but something is wrong (an error result), "
         "2 usage or configuration (a server file that cannot be loaded), 3 cannot connect, sign in or "
         "start the server, or not an MCP server, 4 the server broke the protocol, 130 interrupted (Ctrl-C), 143 terminated "
-        "(SIGTERM, client commands), 141 stdout's reader went away (| head), nothing said; "
+        "(SIGTERM, client commands), 129 hung up (SIGHUP, client commands), 141 stdout's reader went away (| head), nothing said; "
         "'mcp-elicit COMMAND --help' says what each means for that command",
     )
     parser.add_argument("--version", action=_Version, nargs=0, help="show the installed release and exit")
@@ -368,21 +369,6 @@ def _client_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
-#: The SIGTERMs a client command was stopped by (its exit is then 143, not Ctrl-C's 130).
-_terminated: list[int] = []
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM stops a client command as Ctrl-C does (a stdio server command is stopped,
-    even one that would outlive its closed stdin): it becomes a SIGINT, so whoever takes
-    that one now takes it (``asyncio.run``, which cancels the request; the terminal
-    answerer's prompt, through the event loop), else ``KeyboardInterrupt``."""
-    _terminated.append(signum)
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a background job of a script
-        signal.default_int_handler(signal.SIGINT, frame)
-    signal.raise_signal(signal.SIGINT)
-
-
 #: The exit code once stdout's reader has gone away (``| head -1``): 128 + SIGPIPE, what a
 #: shell shows for a process that SIGPIPE ended, as 130 and 143 are for SIGINT and SIGTERM.
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
@@ -413,7 +399,7 @@ def reader_gone() -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    _terminated.clear()
+    stop_signals.terminated.clear()
     try:
         args = _parse(argv)  # imports the commands' modules: a Ctrl-C may come meanwhile
     except KeyboardInterrupt:
@@ -428,11 +414,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return 0
         if hasattr(args, "handler"):
             _client_logging(args)
-            previous = signal.signal(signal.SIGTERM, _interrupt)
-            try:
+            with stop_signals.stopping():
                 code: int = args.handler(args)
-            finally:
-                signal.signal(signal.SIGTERM, previous)
             return code
     except CliError as exc:
         from mcp_elicit.ui.form_text import clean
@@ -451,7 +434,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         if getattr(args, "json", False):  # JSON on every outcome, this one too
             _print_stopped(getattr(args, "target", None))
-        return 143 if _terminated else 130
+        return stop_signals.exit_code()
     return 2
 
 
@@ -467,9 +450,8 @@ def stopped_at_start(argv: Sequence[str]) -> int:
 
 
 def _print_stopped(target: Target | None) -> None:
-    """``--json``'s object for a command stopped by Ctrl-C or SIGTERM (``target`` None
-    when it came before the TARGET was read)."""
+    """``--json``'s object for a command stopped by Ctrl-C, SIGTERM or SIGHUP (``target``
+    None when it came before the TARGET was read)."""
     from mcp_elicit.cli import output
 
-    said = "terminated (SIGTERM)" if _terminated else "interrupted (Ctrl-C)"
-    output.print_failure(CliError(said, exit_code=143 if _terminated else 130), target)
+    output.print_failure(CliError(stop_signals.said(), exit_code=stop_signals.exit_code()), target)

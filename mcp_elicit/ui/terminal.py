@@ -29,7 +29,7 @@ is an answer), so no field must first be answered to decline.
 On a dumb terminal (``TERM=dumb``) the prompts are plain lines and the keys are typed
 words (``prompts.Prompter.plain``); the hints name whichever the prompter takes. A question
 cancelled by SIGINT says "Interrupted" (the person stopped the program), by SIGTERM
-"Terminated (SIGTERM)", by the server stopping (its process ended, its connection lost)
+"Terminated (SIGTERM)", by SIGHUP "Hung up (SIGHUP)", by the server stopping (its process ended, its connection lost)
 "The server stopped"; one cancelled otherwise says the question was withdrawn.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
 the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
@@ -341,6 +341,8 @@ def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError
     return None
 
 
+#: The signals ``interrupts_noted`` notes (SIGHUP is not on Windows).
+_NOTED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 #: The signal lists being noted into (one per question being asked), and the handlers the
 #: signals noted had before the first of them.
 _noting: list[list[int]] = []
@@ -355,7 +357,7 @@ def _note(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def interrupts_noted() -> Iterator[list[int]]:
-    """A list that gets an item (the signal's number) for each SIGINT, and each SIGTERM,
+    """A list that gets an item (the signal's number) for each SIGINT, SIGTERM and SIGHUP
     while the block runs (the handler the signal had then runs as before): a question
     cancelled by one was stopped by the person, or the program was terminated, not
     withdrawn by the server (``stopped_by``). Only the main thread sees signals; elsewhere
@@ -366,7 +368,7 @@ def interrupts_noted() -> Iterator[list[int]]:
         yield seen  # in the main thread's: its SIGINT stops the main thread's question
         return
     if not _noting:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in _NOTED:
             previous = signal.getsignal(signum)
             if callable(previous):
                 _before[signum] = previous
@@ -384,11 +386,13 @@ def interrupts_noted() -> Iterator[list[int]]:
 
 def stopped_by(signals: list[int], cancelled: BaseException) -> str:
     """What stopped a question (``cancelled`` while ``interrupts_noted`` gave ``signals``),
-    in a few words for the person: a SIGTERM (the command's CLI makes one a SIGINT too), a
-    Ctrl-C, the server stopping (``server_stopped``), else the server (or the program)
+    in a few words for the person: a SIGTERM or SIGHUP (the command's CLI makes either a
+    SIGINT too), a Ctrl-C, the server stopping (``server_stopped``), else the server (or the program)
     taking the question back."""
     if signal.SIGTERM in signals:
         return "terminated (SIGTERM)"
+    if hasattr(signal, "SIGHUP") and signal.SIGHUP in signals:
+        return "hung up (SIGHUP)"
     if signals:
         return "interrupted"
     return "the server stopped" if server_stopped(cancelled) else "the question was withdrawn"

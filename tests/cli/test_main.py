@@ -377,7 +377,9 @@ def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command
     assert exc.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "exit codes:" in text
-    codes = ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "130", "141", "143"]
+    codes = (
+        ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "129", "130", "141", "143"]
+    )
     for code in codes:
         assert f" {code} " in text.split("exit codes:", 1)[1], (code, text)
 

@@ -100,13 +100,13 @@ time.sleep(600)  # reads nothing, answers nothing: only a signal ends it
 """
 
 
-@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
 @pytest.mark.parametrize("as_json", [False, True])
 def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
     tmp_path: Path, sig: str, code: int, as_json: bool
 ) -> None:
-    """SIGTERM (timeout(1), a CI job cancelled, a supervisor) stops the server command as
-    Ctrl-C does, even one that does not end when its stdin closes; the exit is 128 + the signal."""
+    """SIGTERM (timeout(1), a CI job cancelled, a supervisor) and SIGHUP (the terminal
+    closed) stop the server command as Ctrl-C does, even one that does not end when its stdin closes; the exit is 128 + the signal."""
     import signal
     import time
 
@@ -157,7 +157,8 @@ def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
     # --json gives one object on every outcome, an interruption too
     failure = json.loads(out)
     assert failure["ok"] is False and failure["exit_code"] == code
-    assert failure["error"] == ("interrupted (Ctrl-C)" if sig == "SIGINT" else "terminated (SIGTERM)")
+    said = {"SIGINT": "interrupted (Ctrl-C)", "SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
+    assert failure["error"] == said[sig]
     assert failure["target"]["kind"] == "stdio"
 
 
