@@ -7,7 +7,8 @@ terminal; one cut short ends with "…", and is whole in the question above), th
 numbered choices, each with its description. Under the prompt (its toolbar), what the
 field takes (``form_text.constraints``: required or not, its format, range, length, how
 to pick) and the keys: Enter, back to the field before (where there is one), decline,
-cancel. The prompt starts with the answer being changed, else the default (the first key
+cancel (on a dumb terminal, also how to give one of the words typed for those as the
+answer). The prompt starts with the answer being changed, else the default (the first key
 typed replaces either), or with what was typed there before going back (a draft, edited
 as it is). Each key is checked with the form's own rules (``field_check``). Server text is
 made inert and bounded (``form_text``) and enters rich as ``Text``, never markup. Imported
@@ -108,6 +109,7 @@ async def ask_field(
             *([f"{prompter.back_key}: back"] if back else []),
             f"{prompter.decline_key}: decline",
             f"{prompter.cancel_key}: cancel",
+            *([prompter.literal_hint] if prompter.literal_hint else []),
         ],
         declinable=True,
         back=back,

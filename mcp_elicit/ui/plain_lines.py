@@ -7,7 +7,11 @@ and a whole line is read in the terminal's own line editing (cooked mode); a lin
 check refuses is answered with the reason on the next line and the prompt again. Keys a
 person may not be able to send there are typed words: ``!c`` (or ``!cancel``) cancels,
 ``!d`` (or ``!decline``) declines where Ctrl-N would, ``!b`` (or ``!back``) goes back
-where Shift-Tab would (``CANCEL_WORDS``, ``DECLINE_WORDS``, ``BACK_WORDS``). End of input
+where Shift-Tab would (``CANCEL_WORDS``, ``DECLINE_WORDS``, ``BACK_WORDS``). A word typed
+where it does nothing (``!b`` at a form's first field, ``!d`` where declining is a choice
+of the prompt's own) is refused, saying why, and the prompt asked again, never taken for an
+answer; an extra "!" before a word gives the word itself as the answer (``!!b`` answers
+``!b``; ``LITERAL_HINT`` says so in a field's hints). End of input
 still cancels, and so does Ctrl-C (the terminal's interrupt key, whichever ``stty intr``
 names), as at a drawn prompt: while a plain prompt asks, the terminal ends the line at
 that key instead of sending SIGINT (``_line_mode``: its ``ISIG`` off, the key its
@@ -44,16 +48,53 @@ except ImportError:  # Windows: no terminal settings to change
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-__all__ = ["BACK_WORDS", "CANCEL_WORDS", "DECLINE_WORDS", "Back", "Cancelled", "Declined", "PlainLines"]
+__all__ = [
+    "BACK_WORDS",
+    "CANCEL_WORDS",
+    "DECLINE_WORDS",
+    "LITERAL_HINT",
+    "Back",
+    "Cancelled",
+    "Declined",
+    "PlainLines",
+]
 
 #: What a plain prompt takes, alone on its line, for Esc (cancel), Ctrl-N (decline) and
 #: Shift-Tab (back).
 CANCEL_WORDS = ("!c", "!cancel")
 DECLINE_WORDS = ("!d", "!decline")
 BACK_WORDS = ("!b", "!back")
+_WORDS = frozenset((*CANCEL_WORDS, *DECLINE_WORDS, *BACK_WORDS))
 #: What a plain prompt's line ends with for Ctrl-C, unless the terminal names another key.
 _INTERRUPT = "\x03"
 _LINE_END = re.compile(r"\r\n?")
+
+
+#: What a plain field prompt's hints say of a typed word given as an answer (``_literal``).
+LITERAL_HINT = "!!b, !!d, !!c: answer !b, !d, !c"
+
+
+def _literal(line: str) -> str:
+    """The answer a line gives: one with an extra "!" before a typed word (``!!b``,
+    ``!!!b``, ``!!decline``) gives the line without its first "!" (``!b``, ``!!b``,
+    ``!decline``), so that every word can still be given as an answer; any other line is
+    itself ("!!x" too)."""
+    word = line.strip().lower()
+    if word.startswith("!!") and "!" + word.lstrip("!") in _WORDS:
+        return line.replace("!", "", 1)
+    return line
+
+
+def _not_here(word: str, check: Callable[[str], str | None] | None) -> str:
+    """Why ``word`` (a typed word for decline or back) does nothing at a prompt that does
+    not offer it; and, where it would be a good answer, how to give it as one."""
+    if word in BACK_WORDS:
+        said = f"{word} goes back a field, and there is none before this one to go back to"
+    else:
+        said = f"{word} does not decline here: this prompt takes the choices it names"
+    if check is None or check(word) is None:
+        said += f"; to answer {word} itself, type !{word}"
+    return said
 
 
 class Cancelled(Exception):
@@ -219,11 +260,14 @@ class PlainLines:
             word = line.strip().lower()
             if word in CANCEL_WORDS:
                 raise Cancelled()
-            if declinable and word in DECLINE_WORDS:
+            if word in DECLINE_WORDS and declinable:
                 raise Declined()
-            if back and word in BACK_WORDS:
+            if word in BACK_WORDS and back:
                 raise Back()
-            text = line if word else default
+            if word in DECLINE_WORDS or word in BACK_WORDS:  # not here: said why, asked again
+                self._say(_not_here(word, check))
+                continue
+            text = _literal(line) if word else default
             problem = check(text) if check is not None else None
             if problem is None:
                 return text

@@ -42,7 +42,8 @@ is printed once above the prompt instead, so the keys it names are always shown.
 On a dumb terminal (prompt_toolkit's ``is_dumb_terminal``: ``TERM=dumb`` in an Emacs
 shell, a CI log, ``script``), or one terminfo knows without cursor addressing, the
 Prompter is ``plain``: it asks in plain lines (``ui.plain_lines``), and ``cancel_key``,
-``decline_key`` and ``back_key`` name the words typed there for the caller's hints.
+``decline_key`` and ``back_key`` name the words typed there for the caller's hints, and
+``literal_hint`` how to give one of them as an answer.
 
 Output written while a prompt may be reading (a line about another request: one person,
 several requests) goes through ``above``: a drawn prompt is taken off the screen first and
@@ -82,6 +83,7 @@ from mcp_elicit.ui.plain_lines import (
     BACK_WORDS,
     CANCEL_WORDS,
     DECLINE_WORDS,
+    LITERAL_HINT,
     Back,
     Cancelled,
     Declined,
@@ -235,6 +237,8 @@ class Prompter:
         self.cancel_key = CANCEL_WORDS[0] if self.plain else "Esc"
         self.decline_key = DECLINE_WORDS[0] if self.plain else "Ctrl-N"
         self.back_key = BACK_WORDS[0] if self.plain else "Shift-Tab"
+        #: How to answer one of those words itself, for a field's hints (None: no words).
+        self.literal_hint = LITERAL_HINT if self.plain else None
         self._lines: PlainLines | None = None  # made on first use, as the session is
         self._recalled: dict[str, InMemoryHistory] = {}  # what Up brings back, by ``recall``
 

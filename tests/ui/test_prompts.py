@@ -70,11 +70,12 @@ async def test_an_empty_line_takes_the_default_shown_in_brackets() -> None:
 
 
 async def test_typed_words_decline_where_declining_is_allowed_and_cancel_anywhere() -> None:
-    with plain(" !D \r!d\r!cancel\r") as (prompter, _, _):
+    with plain(" !D \r!d\r!!d\r!cancel\r") as (prompter, _, _):
         async with asyncio.timeout(5):
             with pytest.raises(Declined):
                 await prompter.ask("> ", declinable=True)
-            assert await prompter.ask("> ") == "!d"  # an answer where there is no declining
+            # where there is no declining, "!d" is refused (said why), "!!d" answers "!d"
+            assert await prompter.ask("> ") == "!d"
             with pytest.raises(Cancelled):
                 await prompter.ask("> ", declinable=True)
 
@@ -198,7 +199,7 @@ async def test_a_draft_shown_again_is_edited_not_replaced_by_the_first_key() -> 
 
 
 async def test_a_typed_word_goes_back_on_a_dumb_terminal_where_going_back_is_allowed() -> None:
-    with plain(" !B \r!back\r!b\r") as (prompter, _, _):
+    with plain(" !B \r!back\r") as (prompter, _, _):
         assert prompter.back_key == "!b"
         async with asyncio.timeout(5):
             with pytest.raises(Back) as went:
@@ -206,4 +207,37 @@ async def test_a_typed_word_goes_back_on_a_dumb_terminal_where_going_back_is_all
             assert went.value.text is None  # the word is all the line held
             with pytest.raises(Back):
                 await prompter.ask("> ", back=True)
-            assert await prompter.ask("> ") == "!b"  # an answer where there is no going back
+
+
+async def test_a_typed_word_where_it_does_nothing_says_why_and_asks_again() -> None:
+    # "!b" at a form's first field (nothing to go back to), "!d" at a prompt that is not
+    # declined so: both were taken for the answer, and shown so at the review.
+    with plain("!b\r!D\rAda\r") as (prompter, written, _):
+        async with asyncio.timeout(5):
+            assert await prompter.ask("Name > ") == "Ada"
+    assert written.getvalue() == (
+        "Name > !b goes back a field, and there is none before this one to go back to;"
+        " to answer !b itself, type !!b\n"
+        "Name > !d does not decline here: this prompt takes the choices it names;"
+        " to answer !d itself, type !!d\n"
+        "Name > "
+    )
+
+
+async def test_a_typed_word_where_it_does_nothing_and_is_no_answer_only_says_why() -> None:
+    with plain("!b\r3\r") as (prompter, written, _):
+        async with asyncio.timeout(5):
+            assert await prompter.ask("Guests > ", check=at_most_5) == "3"
+    assert "!b goes back a field, and there is none before this one to go back to\n" in written.getvalue()
+    assert "!!b" not in written.getvalue()  # "!b" is no number: no use saying how to answer it
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [("!!b", "!b"), (" !!B ", " !B "), ("!!back", "!back"), ("!!!d", "!!d"), ("!!c", "!c"), ("!!x", "!!x")],
+)
+async def test_an_extra_bang_gives_a_typed_word_as_the_answer(typed: str, answer: str) -> None:
+    with plain(typed + "\r") as (prompter, _, _):
+        assert prompter.literal_hint == "!!b, !!d, !!c: answer !b, !d, !c"
+        async with asyncio.timeout(5):
+            assert await prompter.ask("> ", declinable=True, back=True) == answer

@@ -68,3 +68,27 @@ def test_a_typed_word_goes_back_a_field_on_a_dumb_terminal() -> None:
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"n": 4, "size": "s"}}')
         assert pty.wait() == 0
+
+
+def test_a_typed_word_at_the_first_field_says_why_and_an_extra_bang_answers_it() -> None:
+    # "!b" at the first field went nowhere and was taken for the answer (shown so at the
+    # review, sent so); it is refused, saying why, and "!!b" answers "!b".
+    form = {
+        "type": "object",
+        "properties": {"nick": {"type": "string", "title": "Nick"}},
+        "required": ["nick"],
+    }
+    with in_a_terminal(*asking("Who?", form), term="dumb") as pty:
+        pty.expect("!c: cancel >")
+        pty.send(ENTER)
+        pty.expect("Enter: next · !d: decline · !c: cancel · !!b, !!d, !!c: answer !b, !d, !c")
+        pty.expect("Nick >")
+        pty.send("!b" + ENTER)
+        pty.expect("!b goes back a field, and there is none before this one to go back to;")
+        pty.expect("to answer !b itself, type !!b")
+        pty.expect("Nick >")  # asked again
+        pty.send("!!b" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"nick": "!b"}}')
+        assert pty.wait() == 0
