@@ -13,14 +13,10 @@ of the prompt's own) is refused, saying why, and the prompt asked again, never t
 answer; an extra "!" before a word gives the word itself as the answer (``!!b`` answers
 ``!b``; ``LITERAL_HINT`` says so in a field's hints). End of input
 still cancels, and so does Ctrl-C (the terminal's interrupt key, whichever ``stty intr``
-names), as at a drawn prompt: while a plain prompt asks, the terminal ends the line at
-that key instead of sending SIGINT (``_line_mode``: its ``ISIG`` off, the key its
-``VEOL``; its settings given back after, by the last of the prompts reading on it: one
-asked while another reads takes them as they were before either), so the key cancels the
-question and a
-``kill -INT`` still stops the program; Ctrl-Z and Ctrl-\\ signal nothing then either, as
-at a drawn prompt. From an input that is no terminal (a pipe), Ctrl-C's byte (``\\x03``)
-in a line cancels the same.
+names), as at a drawn prompt: while a plain prompt asks, the terminal is held
+(``ui.interrupt_key``: the key ends the line instead of sending SIGINT), so the key cancels
+the question and a ``kill -INT`` still stops the program. From an input that is no
+terminal (a pipe), Ctrl-C's byte (``\\x03``) in a line cancels the same.
 
 Output written while a plain prompt reads (``above``): its line is ended first and written
 again after, with what was typed so far, taken from the terminal, which holds a line until
@@ -33,20 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
-import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
-
-try:
-    import termios
-except ImportError:  # Windows: no terminal settings to change
-    termios = None  # type: ignore[assignment]
 
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
+
+from mcp_elicit.ui.interrupt_key import held, waiting
 
 __all__ = [
     "BACK_WORDS",
@@ -115,71 +104,6 @@ class Back(Exception):
         self.text = text
 
 
-def _terminal_mode(source: Input) -> list[Any] | None:
-    """The terminal settings of ``source`` (``termios``), or None when it is no terminal."""
-    if termios is None:  # no terminal settings here (Windows)
-        return None
-    try:
-        return termios.tcgetattr(source.fileno())
-    except (termios.error, NotImplementedError, OSError, ValueError):
-        return None
-
-
-@dataclass
-class _Held:
-    """A terminal in line mode (``_line_mode``): its settings before, its interrupt key and
-    how many plain prompts read on it."""
-
-    before: list[Any]
-    key: bytes
-    count: int = 0
-
-
-#: The terminals in line mode, by device (``os.fstat``: two inputs may read one terminal).
-_holding: dict[tuple[int, int], _Held] = {}
-_holding_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def _line_mode(source: Input) -> Iterator[str]:
-    """``source`` in the terminal's own line editing (cooked mode) for a plain prompt, with
-    its interrupt key (Ctrl-C) ending the line rather than sending SIGINT: ``ISIG`` off and
-    the key (``VINTR``) made an end of line (``VEOL``); gives the character the key puts at
-    the line's end. An input that is no terminal, or one without an interrupt key, is only
-    put in cooked mode (``Input.cooked_mode``), and gives Ctrl-C's byte. Prompts reading on
-    one terminal at once share its line mode: the last one done gives the terminal the
-    settings it had before the first (each giving back what it found would leave the
-    terminal in line mode when the first asked is not the first done)."""
-    before = _terminal_mode(source)
-    key = before[6][termios.VINTR] if before is not None else None
-    if before is None or not isinstance(key, bytes) or key in (b"", b"\0"):  # b"\0": none set
-        with source.cooked_mode():
-            yield _INTERRUPT
-        return
-    fileno = source.fileno()
-    found = os.fstat(fileno)
-    terminal = (found.st_dev, found.st_ino)
-    with _holding_lock:
-        held = _holding.get(terminal)
-        if held is None:
-            mode = [*before[:6], list(before[6])]
-            mode[0] = int(before[0]) | termios.ICRNL  # as Input.cooked_mode: Enter is a newline
-            mode[3] = (int(before[3]) | termios.ECHO | termios.ICANON | termios.IEXTEN) & ~termios.ISIG
-            mode[6][termios.VEOL] = key
-            termios.tcsetattr(fileno, termios.TCSANOW, mode)
-            held = _holding[terminal] = _Held(before, key)
-        held.count += 1
-    try:
-        yield held.key.decode("latin-1")
-    finally:
-        with _holding_lock:
-            held.count -= 1
-            if held.count == 0:
-                del _holding[terminal]
-                with contextlib.suppress(termios.error):  # a terminal gone (hung up) has no settings
-                    termios.tcsetattr(fileno, termios.TCSANOW, held.before)
-
-
 class PlainLines:
     """Asks for one line at a time in plain lines on ``input`` and ``output``; ``shown`` is
     a text as the output's encoding can show it."""
@@ -205,8 +129,9 @@ class PlainLines:
         back: bool,
     ) -> str:
         """``Prompter.ask`` in plain lines: ``said`` and ``toolbar`` as written."""
-        # In line mode before the prompt shows: a Ctrl-C typed as soon as it shows cancels too
-        with _line_mode(self.input) as self._interrupt:
+        # Held before the prompt shows: a Ctrl-C typed as soon as it shows cancels too
+        with held(self.input) as key:
+            self._interrupt = key or _INTERRUPT
             return await self._ask(said, default, check, toolbar, declinable=declinable, back=back)
 
     @contextlib.contextmanager
@@ -224,6 +149,18 @@ class PlainLines:
                 typed, newline, _ = self._typed.partition("\n")
                 self.output.write(shown + typed + newline)
                 self.output.flush()
+
+    def interrupted(self, key: str) -> bool:
+        """After a question's last prompt: whether the interrupt key (``key``) was typed
+        since. What waits in the input is taken; when the key is in it, all of it is dropped
+        (as a terminal drops what waits when it sends SIGINT), else it is kept for the next
+        prompt."""
+        while waiting(self.input) and self._take() and not self._ended:
+            pass
+        if key not in self._typed:
+            return False
+        self._typed = ""
+        return True
 
     def _say(self, text: str) -> None:
         self.output.write(self._shown(text) + "\n")
@@ -300,7 +237,7 @@ class PlainLines:
 
         self._arrived = arrived
         try:
-            with source.attach(ready):  # in ``_line_mode`` (``ask``)
+            with source.attach(ready):  # held (``ask``)
                 await arrived
         finally:
             self._arrived = None

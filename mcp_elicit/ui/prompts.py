@@ -29,6 +29,8 @@ earlier prompts asked with the same ``recall`` (a field's earlier answers, when 
 asked again); a prompt without one has nothing to bring back: with one history for every
 prompt, Up at a field gave the answer typed at the field before it. An Esc that starts an
 Alt key (Alt+b, Alt+f, Alt+d) edits the line as prompt_toolkit's own bindings say.
+Every prompt of one question is asked inside ``question``, so that Ctrl-C between two of
+them cancels it too (``ui.interrupt_key``); one typed after its last is the program's SIGINT.
 Output goes to stderr unless an ``Output`` is given, so stdout stays for results, in the
 output's encoding (``server_text.for_encoding``: on an
 ASCII-only terminal the "·" between the keys a prompt names is "|", never the encoder's
@@ -58,9 +60,10 @@ longer reaches that part (the answer can be changed at the form's review).
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
 import unicodedata
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app, in_terminal
@@ -69,6 +72,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_validation_error, to_filter
 from prompt_toolkit.history import DummyHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input, create_input
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, Window
@@ -79,6 +83,7 @@ from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
 
 from mcp_elicit.ui.columns import cells, wrapped
+from mcp_elicit.ui.interrupt_key import held, waiting
 from mcp_elicit.ui.plain_lines import (
     BACK_WORDS,
     CANCEL_WORDS,
@@ -324,6 +329,41 @@ class Prompter:
             raise Cancelled() from None
         finally:
             self._declinable = self._back = self._fresh = False
+
+    @contextlib.contextmanager
+    def question(self) -> Iterator[None]:
+        """Around every prompt of one question: the terminal's Ctrl-C is held as a key from
+        before its first prompt to after its last (``ui.interrupt_key``), so one typed
+        between two prompts cancels the question at the next, as at a prompt; one typed
+        after the last, once the question has its answer, is given to the program as the
+        SIGINT it would have been (what waited with it dropped, as the terminal drops it),
+        once the terminal is given back. A question stopped by anything but a prompt's
+        ending (a signal, the server taking it back) leaves what waits where it is."""
+        source = self.input if self.plain else self.session.app.input
+        # the stack's callbacks run once the terminal is given back (``held`` left)
+        with contextlib.ExitStack() as after, held(source) as key:
+            try:
+                yield
+            except Exception:  # Cancelled, Declined, and what else a prompt ends with
+                if key is not None and self._typed_after(source, key):
+                    after.callback(signal.raise_signal, signal.SIGINT)
+                raise
+            if key is not None and self._typed_after(source, key):
+                after.callback(signal.raise_signal, signal.SIGINT)
+
+    def _typed_after(self, source: Input, key: str) -> bool:
+        """Whether the interrupt key (``key``) was typed since the last prompt read; what
+        else waits is kept for the next prompt (a drawn one's as prompt_toolkit keeps keys
+        read ahead)."""
+        if self.plain:
+            return self.lines.interrupted(key)
+        keys = get_typeahead(source)
+        while waiting(source) and (more := source.read_keys()):
+            keys.extend(more)
+        if any(pressed.key == Keys.ControlC or pressed.data == key for pressed in keys):
+            return True
+        store_typeahead(source, keys)
+        return False
 
     @contextlib.asynccontextmanager
     async def above(self) -> AsyncIterator[None]:

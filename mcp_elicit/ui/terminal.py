@@ -23,7 +23,9 @@ and the answer is ``accept``. On 2026-07-28, while the server waits for a page t
 said done before finishing it, one line says so (``url_waiting``, ``ui.page_wait``).
 
 Rules: Esc (alone: Alt keys edit the line) and Ctrl-C cancel at any prompt, as does
-Ctrl-D on an empty line (end of input); declining is always an explicit choice, there at
+Ctrl-D on an empty line (end of input); Ctrl-C between two prompts of one question (a field
+answered, the next not yet asked; the browser starting) cancels it too, at the next prompt
+(``Prompter.question``: the key is held from the question's first prompt to its last); declining is always an explicit choice, there at
 every step: ``d`` at the question and the review, Ctrl-N at a field's prompt (where "d"
 is an answer), so no field must first be answered to decline.
 On a dumb terminal (``TERM=dumb``) the prompts are plain lines and the keys are typed
@@ -145,7 +147,8 @@ class TerminalAnswerer:
 
         with interrupts_noted() as interrupts:
             try:
-                return await asking
+                with self.prompter.question():  # Ctrl-C between its prompts cancels it too
+                    return await asking
             except Cancelled:
                 self.console.print("Cancelled.", style="yellow")
                 return ElicitAnswer.cancel()

@@ -2,7 +2,10 @@
 by writing keys to the master side and reading what it draws.
 
 ``PtySession(argv)`` starts ``argv`` in its own session with the pty as stdin, stdout and
-stderr (40 rows, 120 columns, no colour, no cursor-position requests). ``expect(text)``
+stderr (40 rows, 120 columns, no colour, no cursor-position requests); with
+``controlling=True`` the pty is that session's controlling terminal too, so that the
+terminal's Ctrl-C is a SIGINT to the program when its settings say so (``ISIG``), as at a
+person's terminal (else the terminal has no one to send it to, and drops what waits). ``expect(text)``
 waits until ``text`` appears in the screen output (escape sequences removed) after the
 last match; ``send(keys)`` types. Every wait is bounded; ``close()`` kills the process
 group if it is still running.
@@ -29,8 +32,21 @@ CTRL_U = "\x15"
 ENTER = "\r"
 
 
+def _take_the_terminal() -> None:
+    """In the child, once it leads a session of its own: its stdin (the pty) becomes the
+    session's controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtySession:
-    def __init__(self, argv: Sequence[str], *, cwd: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        controlling: bool = False,
+    ) -> None:
         master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         full_env = dict(env if env is not None else os.environ)
@@ -55,6 +71,7 @@ class PtySession:
             env=full_env,
             start_new_session=True,
             close_fds=True,
+            preexec_fn=_take_the_terminal if controlling else None,  # after the new session
         )
         os.close(slave)
         self.master = master

@@ -51,12 +51,14 @@ def in_a_terminal(
     term: str = "xterm-256color",
     terminfo: Path | None = None,
     environment: tuple[str, ...] = (),
+    controlling: bool = False,
 ) -> Iterator[PtySession]:
     """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide
     of type ``term`` (``$TERM``), ``form_server.py`` served over stdio behind it; one that
     answers requests for the cursor's position when ``positions``; terminal types are
     looked up in ``terminfo`` too when given; ``environment`` is more of ``env``'s
-    arguments (``NAME=VALUE`` sets one, ``-u NAME`` unsets one)."""
+    arguments (``NAME=VALUE`` sets one, ``-u NAME`` unsets one); the terminal is the
+    program's controlling terminal when ``controlling`` (its Ctrl-C may then be SIGINT)."""
     server = [*cli(), "serve", str(FORM_SERVER)]
     command = [
         "env",
@@ -76,7 +78,7 @@ def in_a_terminal(
     if positions:  # PtySession tells prompt_toolkit not to ask
         pty: PtySession = AnsweringPtySession(["env", "-u", "PROMPT_TOOLKIT_NO_CPR", *command], cwd=ROOT)
     else:
-        pty = PtySession(command, cwd=ROOT)
+        pty = PtySession(command, cwd=ROOT, controlling=controlling)
     try:
         # what prompt_toolkit draws follows the terminal's size, read at each drawing
         fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
