@@ -25,14 +25,25 @@ Rules:
   and the 2026-07-28 retries waiting for a page end their round.
 * While a start is held, the URL-mode store cannot be replaced (``configure_url_mode``:
   the relay and the running requests use the one that was checked at the start).
+* A start and the release of the shared parts by the last stop run one at a time: a
+  start during that release waits for it, then opens them again (the relay included); a
+  stop finding a start under way waits for it, then releases nothing if it succeeded.
+* A transport still holding a start (the same object started twice) keeps its sessions.
+* A subclass overriding ``start``/``stop`` without the ``transport`` keyword (written
+  before it existed) keeps working: the transports call it through :func:`start_for` and
+  :func:`stop_for`, which name the transport to ``Lifecycle.start``/``stop`` another way.
 * Nothing here runs per request: a transport is named once per session, per
   subscription, per start and per stop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import inspect
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from mcp_elicit.server.lifespan import Lifespan
@@ -46,7 +57,10 @@ if TYPE_CHECKING:
     from mcp_elicit.server.tasks import Tasks
     from mcp_elicit.server.url_mode import UrlMode
 
-__all__ = ["Lifecycle"]
+__all__ = ["Lifecycle", "start_for", "stop_for"]
+
+#: The transport an override of ``start``/``stop`` without the keyword is called for.
+_CALLING: ContextVar[object] = ContextVar("mcp_elicit_transport", default=None)
 
 
 class Lifecycle:
@@ -63,6 +77,8 @@ class Lifecycle:
     #: Starts not yet stopped, by the transport that holds them: each holds the lifespan
     #: once, and only a stop of the same transport lets go of one.
     _starts: Counter[object]
+    #: The lock a start and a last stop's release take (per event loop: none is bound early).
+    _order: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
     if TYPE_CHECKING:
 
@@ -79,11 +95,18 @@ class Lifecycle:
         entered, so what that opens (a database pool) is never opened for a server that
         does not start. A start cancelled meanwhile (a stop signal while a store or the
         lifespan does not answer) undoes it too."""
+        if transport is None:
+            transport = _CALLING.get()
+        async with self._one_at_a_time():
+            await self._start(transport)
+
+    async def _start(self, transport: object) -> None:
         entered = False
         try:
             await self.url_mode.check_store()
             self._check_state_keys()
             self.tasks.reopen()
+            self.url_mode.stop_waiting(False)  # a begin_stop before: retries wait again
             self.url_mode.warn_at_start(several_users=self.auth is not None)
             await self._lifespan.enter()
             entered = True
@@ -106,19 +129,27 @@ class Lifecycle:
         file) is closed; a store object passed as ``store=`` stays open, for its owner to
         close. Then the ``lifespan`` is exited (when no other transport holds it). A later
         :meth:`start` opens it all again."""
+        if transport is None:
+            transport = _CALLING.get()
         held = self._starts[transport] > 0
         if held:  # a stop with no start of its own (twice, or a start that failed) holds nothing
             self._starts[transport] -= 1
         self._starts = +self._starts  # no transport left at zero: empty once the last stop came
-        last = not self._starts
-        self.url_mode.serving = not last
         try:
-            self._end_own(transport, last=last)
-            if last:
-                async with contextlib.AsyncExitStack() as then:  # each runs, whatever the one before did
-                    then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
-                    then.push_async_callback(self.relay.stop)
-                    await self.tasks.close()
+            if not self._starts[transport]:  # still holding a start (started twice): its own go on
+                self._end_own(transport, last=False)
+            if not self._starts:
+                async with self._one_at_a_time():  # after a start under way: it may hold one now
+                    last = not self._starts
+                    self.url_mode.serving = not last
+                    if last:
+                        self._end_own(transport, last=True)
+                        async with (
+                            contextlib.AsyncExitStack() as then
+                        ):  # each runs, whatever the one before did
+                            then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
+                            then.push_async_callback(self.relay.stop)
+                            await self.tasks.close()
         finally:
             if held:
                 await self._lifespan.exit()
@@ -134,6 +165,12 @@ class Lifecycle:
         if alone:
             self.url_mode.stop_waiting()
             self.tasks.stop()
+
+    def _one_at_a_time(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._order is None or self._order[0] is not loop:
+            self._order = (loop, asyncio.Lock())
+        return self._order[1]
 
     def _end_own(self, transport: object, *, last: bool) -> None:
         """End the sessions ``transport`` opened and its subscriptions (all of them when
@@ -157,3 +194,37 @@ class Lifecycle:
         replaced once the server started (a transport serves it) or URL mode has started
         using the old one."""
         self.url_mode.configure(store=store, public_url=public_url)
+
+
+async def start_for(server: Lifecycle, transport: object) -> None:
+    """``server.start(transport=transport)``, as a transport calls it; an override of
+    ``start`` in a subclass written before the keyword existed is called without it, and
+    ``Lifecycle.start`` still learns the transport."""
+    await _call_for(server.start, transport)
+
+
+async def stop_for(server: Lifecycle, transport: object) -> None:
+    """``server.stop(transport=transport)``, as :func:`start_for`."""
+    await _call_for(server.stop, transport)
+
+
+async def _call_for(method: Callable[..., Awaitable[None]], transport: object) -> None:
+    if _takes_transport(method):
+        await method(transport=transport)
+        return
+    named = _CALLING.set(transport)  # read by Lifecycle's, which the override calls
+    try:
+        await method()
+    finally:
+        _CALLING.reset(named)
+
+
+def _takes_transport(method: Callable[..., object]) -> bool:
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: call it as Lifecycle's
+        return True
+    return any(
+        p.kind is p.VAR_KEYWORD or (p.name == "transport" and p.kind is not p.POSITIONAL_ONLY)
+        for p in parameters
+    )

@@ -138,10 +138,13 @@ class UrlMode:
     def max_flows_per_principal(self) -> int:
         return self.quota.limit
 
-    def stop_waiting(self) -> None:
+    def stop_waiting(self, stopping: bool = True) -> None:
         """The server is stopping: a 2026-07-28 retry waiting for a page ends its round now
-        (state only), so that the client retries elsewhere instead of waiting here."""
-        self._stopping = True
+        (state only), so that the client retries elsewhere instead of waiting here. False:
+        it serves again (a start after a stop), and retries wait again."""
+        self._stopping = stopping
+        if not stopping:
+            return
         for waiter in self._stop_waiters:
             if not waiter.done():
                 waiter.set_result(None)

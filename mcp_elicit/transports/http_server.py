@@ -74,6 +74,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
+from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
@@ -328,11 +329,11 @@ class StreamableHTTP(PostRoutes):
         FastAPI do not pass on to a mounted app:
         ``Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)``."""
         keep_page_secrets_out()
-        await self.server.start(transport=self)
+        await start_for(self.server, self)
         try:
             yield
         finally:
-            await self.server.stop(transport=self)
+            await stop_for(self.server, self)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Start-up and shutdown as uvicorn asks. A second Ctrl-C is uvicorn's force exit,
@@ -348,7 +349,7 @@ class StreamableHTTP(PostRoutes):
                 if message["type"] == "lifespan.startup":
                     keep_page_secrets_out()
                     try:
-                        await self.server.start(transport=self)
+                        await start_for(self.server, self)
                     except ConfigError as exc:
                         await send({"type": "lifespan.startup.failed", "message": str(exc)})
                         return
@@ -356,12 +357,12 @@ class StreamableHTTP(PostRoutes):
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     started = False
-                    await self.server.stop(transport=self)
+                    await stop_for(self.server, self)
                     await send({"type": "lifespan.shutdown.complete"})
                     return
         except asyncio.CancelledError:
             if started:
-                await self.server.stop(transport=self)
+                await stop_for(self.server, self)
 
 
 def _positive_seconds(option: str, value: object, *, nullable: bool) -> None:

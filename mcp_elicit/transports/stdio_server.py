@@ -52,6 +52,7 @@ from typing import Any, BinaryIO
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
 from mcp_elicit.log_labels import log_stray_response, log_unreadable, request_where
 from mcp_elicit.server.app import Server
+from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
@@ -193,7 +194,7 @@ class StdioServer:
         """Serve until stdin closes. Raises :class:`ConfigError` before reading anything
         when the server cannot start (a configured store that cannot be used)."""
         loop = asyncio.get_running_loop()
-        self._starting = asyncio.ensure_future(self.server.start(transport=self))
+        self._starting = asyncio.ensure_future(start_for(self.server, self))
         try:
             await self._starting
         except asyncio.CancelledError:
@@ -214,7 +215,7 @@ class StdioServer:
                 with own_stderr(), own_stdout() as protocol_out:
                     await self._serve(loop, stdin, protocol_out)
         finally:
-            await self.server.stop(transport=self)
+            await stop_for(self.server, self)
             if pages is not None:
                 await pages.close()
 
