@@ -1,5 +1,5 @@
 """A peer's text made inert for display (``mcp_elicit.inert_text``): one rule, written once,
-that ``core.rounds.shown_text`` (a server's text in a message to a person) and the telemetry
+that ``core.quoting.shown_text`` (a server's text in a message to a person) and the telemetry
 attributes and log lines (``telemetry_attributes.name_shown``, ``log_labels.inert``) share,
 the only difference a parameter: whether a space separator stays a space."""
 
@@ -10,7 +10,7 @@ import unicodedata
 from pathlib import Path
 
 from mcp_elicit import log_labels, telemetry_attributes
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.quoting import shown_text
 from mcp_elicit.inert_text import inert
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_elicit"

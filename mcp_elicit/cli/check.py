@@ -42,7 +42,7 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import CheckFailed, CliError, ProtocolError, ServerBrokeProtocol, TransportError
 from mcp_elicit.wire.versions import REV_2026_07_28, is_modern
 

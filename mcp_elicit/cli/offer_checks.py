@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.cli.tool_checks import Finding, wrong_types
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import shown_repr
 from mcp_elicit.forms.parse import json_kind
 

@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.ui.form_text import SAID_MAX, URL_MAX, clean, fit
 from mcp_elicit.ui.server_text import fit_quoted, for_encoding
 from mcp_elicit.wire.jsonrpc import nests_past

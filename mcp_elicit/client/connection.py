@@ -38,7 +38,7 @@ from mcp_elicit.client.interrupts import carrying, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError
 from mcp_elicit.log_labels import method_label, request_label, request_where
 from mcp_elicit.telemetry import Telemetry, notifying

@@ -69,7 +69,8 @@ from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import handshake_choice
-from mcp_elicit.core.rounds import RoundLimits, quoted
+from mcp_elicit.core.quoting import quoted
+from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     MCPElicitError,
     ProtocolError,

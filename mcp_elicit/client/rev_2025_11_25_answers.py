@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.quoting import shown_text
 from mcp_elicit.errors import TransportError
 from mcp_elicit.log_labels import request_label
 from mcp_elicit.wire.jsonrpc import Request

@@ -85,7 +85,8 @@ from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
 from mcp_elicit.client.rev_2025_11_25_failures import TELLING, Failures, settle
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits, quoted
+from mcp_elicit.core.quoting import quoted
+from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
 from mcp_elicit.log_labels import peer_text, request_label
 from mcp_elicit.wire.jsonrpc import Notification, Request

@@ -51,7 +51,8 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import to_named
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits, quoted
+from mcp_elicit.core.quoting import quoted
+from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolError, ProtocolViolation
 from mcp_elicit.telemetry_attributes import redact_urls
 

@@ -79,6 +79,7 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import retry_version
+from mcp_elicit.core.quoting import shown_name
 from mcp_elicit.core.rounds import (
     Complete,
     InputRequest,
@@ -86,7 +87,6 @@ from mcp_elicit.core.rounds import (
     RoundLimits,
     Rounds,
     refuses_state,
-    shown_name,
 )
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from mcp_elicit.core.client import ThinkClock
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.quoting import shown_text
 from mcp_elicit.errors import (
     InvalidRequest,
     InvalidResponse,

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from mcp_elicit.core.ipv4_forms import IDN_DOTS, NotIPv4, read_ipv4
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [

@@ -41,7 +41,7 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
-from mcp_elicit.core.rounds import quoted, shown_text
+from mcp_elicit.core.quoting import quoted, shown_text
 from mcp_elicit.errors import (
     FormSchemaError,
     FormValidationError,

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import ProtocolError, TransportError, UnsupportedProtocolVersion
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Response
 from mcp_elicit.wire.versions import is_handshake, is_modern

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcp_elicit.core.rounds import QUOTED
+from mcp_elicit.core.quoting import QUOTED
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire.jsonrpc import nests_past

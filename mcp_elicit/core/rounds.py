@@ -56,21 +56,19 @@ from __future__ import annotations
 
 import math
 import re
-import reprlib
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
+from mcp_elicit.core.quoting import quoted, shown_text
 from mcp_elicit.errors import ConfigError, ProtocolViolation, RoundsExceeded
-from mcp_elicit.inert_text import inert
 
 __all__ = [
     "INPUT_METHODS",
     "INPUT_REQUEST_METHODS",
     "MAX_INPUT_REQUESTS",
     "MAX_STATE_BYTES",
-    "QUOTED",
     "Complete",
     "InputRequest",
     "NeedInput",
@@ -80,9 +78,6 @@ __all__ = [
     "accepted_url",
     "input_requests",
     "refuses_state",
-    "quoted",
-    "shown_name",
-    "shown_text",
 ]
 
 #: Client requests whose result may be ``input_required``.
@@ -454,34 +449,3 @@ def _seconds(value: object) -> bool:
 def _utf8_size(text: str) -> int:
     """``text``'s length in UTF-8 (a lone surrogate counted as the three bytes it takes)."""
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-_QUOTE: Final = reprlib.Repr()
-_QUOTE.maxlevel, _QUOTE.maxstring, _QUOTE.maxother = 3, 80, 80
-
-
-def quoted(value: object) -> str:
-    """A server's value as an error message quotes it: its repr, at most three levels deep
-    and cut short (``repr`` itself recurses, past Python's limit for JSON nested about a
-    thousand deep, which a JSON reader takes, and quotes a megabyte whole)."""
-    return _QUOTE.repr(value)
-
-
-#: How much of a name or URI a request gave an error message repeats.
-QUOTED: Final = 200
-
-
-def shown_name(name: str) -> str:
-    """A name (a tool's, a prompt's) or URI a request gave, as an error message repeats it:
-    cut at ``QUOTED`` characters (its length said), then inert (``shown_text``)."""
-    return shown_text(name if len(name) <= QUOTED else f"{name[:QUOTED]}… ({len(name)} characters)")
-
-
-def shown_text(text: str) -> str:
-    """A server's text (its name, a command, a method) as a message says it: as it is, but
-    each character a terminal could act on (a control character, an escape, a line or
-    direction mark: not printable) written as ``repr`` writes it (``\\x1b``), without
-    quotes. A space is a space (a no-break or ideographic one is not printable to
-    ``str.isprintable``, but a terminal only shows it: Japanese names hold them): the
-    package's one rule for inert text, ``inert_text.inert``, with its spaces kept."""
-    return inert(text, spaces=True)

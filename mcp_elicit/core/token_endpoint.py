@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcp_elicit.core.authorization import AuthorizationServer, string_field
 from mcp_elicit.core.jws import sign_compact
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [

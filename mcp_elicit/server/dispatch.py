@@ -32,8 +32,8 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
+from mcp_elicit.core.quoting import shown_name
 from mcp_elicit.core.rev_2025_11_25 import no_session
-from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.server import Call, ServerCore, modern_error
 from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
 from mcp_elicit.errors import (

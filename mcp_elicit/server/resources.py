@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 from mcp_types import BlobResourceContents, TextResourceContents
 
-from mcp_elicit.core.rounds import shown_name
+from mcp_elicit.core.quoting import shown_name
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.asking import awaited_as_own

@@ -61,7 +61,7 @@ from mcp_elicit.client.transport import (
     speaks_modern,
     unreadable_reply,
 )
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import (
     MCPElicitError,
     ParseError,

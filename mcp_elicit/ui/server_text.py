@@ -315,7 +315,7 @@ def fit(
     return f"{short} ({whole} characters)" if length else short
 
 
-#: The end of a text cut inside a character's code as ``core.rounds.shown_text`` writes
+#: The end of a text cut inside a character's code as ``core.quoting.shown_text`` writes
 #: one (``\x1b``, ``\u200e``, ``\U000e0001``): that code's start, cut off with it.
 _PART_OF_A_CODE: Final = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})?$")
 
@@ -326,7 +326,7 @@ _SHOWN_MOST: Final = 9
 
 def fit_quoted(text: str, width: int) -> str:
     """``fit`` (on one line) for a text quoted inert already, each character a terminal
-    could act on written as its code (``core.rounds.shown_text``: ``\\x1b``, ``\\u200e``):
+    could act on written as its code (``core.quoting.shown_text``: ``\\x1b``, ``\\u200e``):
     cut between whole codes too, never inside one ("\\u20…"). A text no longer than
     ``width`` can be cut too: shown, a character the quote kept (a Hangul filler) is
     written as its code (``<U+3164>``), longer."""

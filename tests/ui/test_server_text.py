@@ -8,7 +8,7 @@ import re
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.quoting import shown_text
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import clean, fit, url_shown
 from mcp_elicit.ui.server_text import fit_quoted, for_encoding
