@@ -21,21 +21,16 @@ Rules:
   sessions waiting on that step (``notifications/elicitation/complete``), never another
   principal's. An instance knows its own messages (a random id in each) and skips them:
   it has delivered those already, at once.
-* Every change of a task is mirrored in the store, sealed by the server's key ring and
-  bound to the task and its owner (a task's questions, answers and result never lie in
-  the store in the clear, and only its owner's requests open it). Writes are in order
-  and coalesced per task. The creation is written before the request that created the
-  task is answered, so its id works on any instance at once. A state is mirrored up to
-  16 MiB sealed (a large result, say); a larger one is not, and that is logged. The
-  state of an ended task expires with the task (its seal, and its entry in the store):
-  past its ttl it is unknown on every instance alike, its own included.
-* The state of a running task is a lease: it expires 3 minutes after it was written,
-  and the task's own instance writes the states of all its running tasks again once a
-  minute (one write per running task per minute, whatever the polls; no one is told,
-  since nothing changed). So a task that waits for hours stays known everywhere, and
-  the tasks of an instance that died are unknown everywhere 3 minutes later. The writer
-  looks at the clock at least once a second, and stops with the relay, once what was
-  mirrored before is written and told (a second at most each).
+* Every change of a task is mirrored in the store, sealed and bound to the task and its
+  owner (``server.task_mirror``: a task's questions, answers and result never lie in the
+  store in the clear, and only its owner's requests open it; a running task's state is a
+  lease of 3 minutes its instance renews once a minute, untold, and an ended task's
+  expires with the task, on every instance alike). Writes are in order and coalesced per
+  task. The creation is written before the request that created the task is answered, so
+  its id works on any instance at once. A state larger than 16 MiB sealed (a large
+  result, say) is not mirrored, and that is logged. The writer looks at the clock at
+  least once a second, and stops with the relay, once what was mirrored before is
+  written and told (a second at most each).
 * A state the store did not take (it is down) is written again at the writer's next look,
   in the state its task is in then, until the store takes it, and told once written: the
   end of a task that ended during an outage reaches the other instances (and their
@@ -82,10 +77,11 @@ import orjson
 
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
 from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailable
-from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server import step_notices
+from mcp_elicit.server.relay_outages import outages
+from mcp_elicit.server.task_mirror import MAX_STATE, RENEW_EVERY, TASKS, binding, kept_for
 from mcp_elicit.stores.base import Store, backend_errors
-from mcp_elicit.stores.failure_log import FailureLog
 
 if TYPE_CHECKING:
     from mcp_elicit.server.tasks import Tasks
@@ -97,16 +93,10 @@ log = logging.getLogger("mcp_elicit.server")
 #: The longest message taken: a sealed tasks/update holding the largest inputResponses
 #: a request may carry (256 KiB, ``core.mrtr``) fits, with room to spare.
 _MAX_MESSAGE = 512 * 1024
-_MAX_STATE = 16 * 1024 * 1024  # the largest sealed task state mirrored
 _INLINE = 256 * 1024 - 4096  # a sealed state up to this size travels in its message
 _RETRY_MAX = 30.0
-_TASKS = "tasks"  # the store namespace of the mirrored tasks
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
-_FOREVER = 7 * 86400.0  # the mirror of an ended task without a ttl
-_RENEW_EVERY = 60.0  # how often an instance writes the states of its running tasks again
-_LEASE = 3 * _RENEW_EVERY  # how long the state of a running task is kept from its last write
 _TICK = 1.0  # the writer looks whether the renewal is due at least this often (seconds)
-_SHORTEST = 0.001  # the mirror of a task forgotten as it ends
 _COMPLETE = "elicitation/complete"  # a URL step's completion, for the sessions waiting on it
 
 
@@ -138,7 +128,7 @@ class Relay:
         #: task id -> whether it is still to be told: states the store did not take, written
         #: again at the writer's next look
         self._unwritten: dict[str, bool] = {}
-        self._write_outage, self._send_outage, self._read_outage = _outages("")
+        self._write_outage, self._send_outage, self._read_outage = outages("")
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
@@ -156,7 +146,7 @@ class Relay:
         """Deliver what other instances publish on ``store``, until :meth:`stop`."""
         if self._task is None:
             self._store = store
-            self._write_outage, self._send_outage, self._read_outage = _outages(f" {store!r}")
+            self._write_outage, self._send_outage, self._read_outage = outages(f" {store!r}")
             self._loop = asyncio.get_running_loop()
             self.listening = asyncio.Event()
             self._wake, self._progress = asyncio.Event(), asyncio.Event()
@@ -286,10 +276,10 @@ class Relay:
 
     def _queue(self, record: TaskRecord, now: float, *, tell: bool) -> bool:
         """Seal the task's state for the writer; False when it is too large to share."""
-        ttl = _kept_for(record, now)
+        ttl = kept_for(record, now)
         try:
             sealed = self._mirroring().seal(
-                orjson.dumps(record.wire()), _binding("mirror", record), now=now, ttl=ttl
+                orjson.dumps(record.wire()), binding("mirror", record), now=now, ttl=ttl
             )
         except ValueError as exc:  # too large even for the mirror: other instances keep the last state
             if tell:  # said once, at the change; not again at each renewal
@@ -307,10 +297,10 @@ class Relay:
         return True
 
     def _mirroring(self) -> StateSealer:
-        """The server's sealer, for task states up to ``_MAX_STATE`` (following key changes)."""
+        """The server's sealer, for task states up to ``MAX_STATE`` (following key changes)."""
         base = self._sealer()
         if self._mirror_sealer is None or self._mirror_sealer[0] is not base:
-            self._mirror_sealer = (base, base.with_max_token_size(_MAX_STATE))
+            self._mirror_sealer = (base, base.with_max_token_size(MAX_STATE))
         return self._mirror_sealer[1]
 
     async def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
@@ -329,7 +319,7 @@ class Relay:
         if self._store is None:
             return None
         try:
-            found = await self._store.get(_TASKS, task_id)
+            found = await self._store.get(TASKS, task_id)
         except backend_errors() as exc:  # never "no such task": the client would give it up
             self._read_outage.failed(exc)
             raise StoreUnavailable() from exc
@@ -345,7 +335,7 @@ class Relay:
         try:
             return orjson.loads(
                 self._mirroring().open(
-                    sealed, _binding(use, TaskRecord(task_id, owner, 0.0, None, 0)), now=self._clock()
+                    sealed, binding(use, TaskRecord(task_id, owner, 0.0, None, 0)), now=self._clock()
                 )
             )
         except (InvalidRequestState, orjson.JSONDecodeError):
@@ -378,7 +368,7 @@ class Relay:
                     await wake.wait()
             wake.clear()
             now = self._clock()
-            if not renewed <= now < renewed + _RENEW_EVERY:  # due (or the clock went back)
+            if not renewed <= now < renewed + RENEW_EVERY:  # due (or the clock went back)
                 renewed = now
                 self._renew(now)
             self._rewrite(now)
@@ -387,7 +377,7 @@ class Relay:
             for task_id, (sealed, ttl, owner, inline, tell) in batch.items():
                 if not failed:
                     try:
-                        await store.put(_TASKS, task_id, sealed, ttl=ttl)
+                        await store.put(TASKS, task_id, sealed, ttl=ttl)
                     except Exception as exc:  # any backend's failure: written again at the next look
                         self._write_outage.failed(exc)
                         failed = True
@@ -426,7 +416,7 @@ class Relay:
         # sealed for messages, not for a requestState: answers within the inputResponses
         # limits may be larger than a requestState carries
         command = self._mirroring().seal(
-            orjson.dumps(responses), _binding(method, probe), now=self._clock(), ttl=_COMMAND_TTL
+            orjson.dumps(responses), binding(method, probe), now=self._clock(), ttl=_COMMAND_TTL
         )
         self._publish({"op": method, "task": task_id, "owner": owner, "sealed": command})
         return {}
@@ -455,46 +445,3 @@ class Relay:
                 self._tasks.cancel(task_id, owner)
         except InvalidParams:
             return  # not held here: the instance that holds it acts
-
-
-def _outages(where: str) -> tuple[FailureLog, FailureLog, FailureLog]:
-    """How the store ``where`` failing is said (``FailureLog``): for the writes of task
-    states, for the messages sent, and for the reads of other instances' tasks."""
-    return (
-        FailureLog(
-            log,
-            f"task states could not be written to the store{where}: other instances answer for "
-            "those tasks with an older state until they are written again",
-            f"task states are written to the store{where} again",
-            level=logging.WARNING,
-        ),
-        FailureLog(
-            log,
-            f"messages to the other instances could not be sent through the store{where} (resource "
-            "updates and task changes are not heard there)",
-            f"messages to the other instances are sent through the store{where} again",
-            level=logging.WARNING,
-        ),
-        FailureLog(
-            log,
-            f"the states of tasks held by other instances could not be read from the store{where} "
-            "(their tasks/* requests answer 503, try again)",
-            f"the states of tasks held by other instances are read from the store{where} again",
-        ),
-    )
-
-
-def _kept_for(record: TaskRecord, now: float) -> float:
-    """How long the mirror keeps the state ``record`` is in, from ``now``."""
-    if not record.terminal:  # running: a lease its instance renews (see ``Relay._renew``)
-        return _LEASE
-    if record.expires is None:  # ended, without a ttl
-        return _FOREVER
-    # Ended: exactly as long as its own instance keeps it (a task kept for 0 s still
-    # overwrites its earlier state, which would otherwise outlive it).
-    return max(record.expires - now, _SHORTEST)
-
-
-def _binding(use: str, record: TaskRecord) -> Binding:
-    """What a sealed task state or command is bound to: its use, the task, its owner."""
-    return Binding(f"relay/{use}", record.task_id, b"", record.owner)
