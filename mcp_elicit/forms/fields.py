@@ -28,17 +28,19 @@ Rules:
 - ``not_secret`` is a local override for the secret guard: it is never sent and
   takes no part in equality.
 
-The checks on values and the choice options live in :mod:`mcp_elicit.forms.field_values`.
+The checks on values and the choice options live in :mod:`mcp_elicit.forms.field_values`,
+what every kind has in :mod:`mcp_elicit.forms.field_base`, and the kinds that pick from
+options (:class:`Choice`, :class:`MultiChoice`) in :mod:`mcp_elicit.forms.choices`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.choices import Choice, MultiChoice
+from mcp_elicit.forms.field_base import FieldBase, FieldKind, set_common, set_key
 from mcp_elicit.forms.field_values import (
     REAL_NEED,
     SAFE_INTEGER,
@@ -46,18 +48,12 @@ from mcp_elicit.forms.field_values import (
     Option,
     OptionsLike,
     check_format_length,
-    check_options,
     check_range,
     check_text,
     check_whole_range,
     enum_options,
-    fail,
-    given_multi_default,
-    given_options,
     humanize,
     is_real,
-    multi_default,
-    read_options,
     shown,
 )
 
@@ -79,68 +75,12 @@ __all__ = [
     "humanize",
 ]
 
-FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "choice", "multi_choice"]
 StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 STRING_FORMATS: frozenset[str] = frozenset({"email", "uri", "date", "date-time"})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Field:
-    kind: ClassVar[FieldKind]
-
-    name: str = ""
-    title: str | None = None
-    description: str | None = None
-    required: bool = True
-    not_secret: bool = field(default=False, compare=False)
-    #: The form cache's key when every value but the name is its default, by identity (set
-    #: when built; otherwise None, and the form works the key out from the values).
-    _key: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def _fail(self, message: str) -> FormSchemaError:
-        return fail(self, message)
-
-    def _check_common(self) -> None:
-        if not isinstance(self.name, str):
-            raise self._fail(f"the name must be a string, not {self.name!r}")
-        check_text(self, "the name", self.name)
-        for attr in ("title", "description"):
-            value = getattr(self, attr)
-            if value is not None and not isinstance(value, str):
-                raise self._fail(f"the {attr} must be a string, not {value!r}")
-            if value is not None:
-                check_text(self, f"the {attr}", value)
-        if not isinstance(self.required, bool):
-            raise self._fail(f"required must be True or False, not {self.required!r}")
-
-    def _json_head(self, type_: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": type_}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description is not None:
-            out["description"] = self.description
-        return out
-
-
-_set_name, _set_title, _set_description, _set_required, _set_not_secret, _set_key = (
-    vars(_Field)[name].__set__ for name in ("name", "title", "description", "required", "not_secret", "_key")
-)
-
-
-def _set_common(
-    spec: _Field, name: str, title: str | None, description: str | None, required: bool, not_secret: bool
-) -> bool:
-    """Set the values every field has; whether they are all at their default but the name."""
-    _set_name(spec, name)
-    _set_title(spec, title)
-    _set_description(spec, description)
-    _set_required(spec, required)
-    _set_not_secret(spec, not_secret)
-    return title is None and description is None and required is True and not_secret is False
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class String(_Field):
+class String(FieldBase):
     """Free text, optionally constrained by length (in code points) and ``format``."""
 
     kind: ClassVar[FieldKind] = "string"
@@ -167,13 +107,13 @@ class String(_Field):
         # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
         # The fields are set through their slots (the spec is frozen); a test checks that
         # each written-out __init__ takes the class's fields with their defaults.
-        plain = _set_common(self, name, title, description, required, not_secret)
+        plain = set_common(self, name, title, description, required, not_secret)
         _set_string_default(self, default)
         _set_min_length(self, min_length)
         _set_max_length(self, max_length)
         _set_format(self, format)
         plain = plain and default is None and min_length is None and max_length is None and format is None
-        _set_key(self, (String, name) if plain and type(name) is str else None)
+        set_key(self, (String, name) if plain and type(name) is str else None)
 
     def check(self) -> None:
         self._check_common()
@@ -208,7 +148,7 @@ _set_string_default, _set_min_length, _set_max_length, _set_format = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class Number(_Field):
+class Number(FieldBase):
     """A JSON number (integer or not), optionally within inclusive bounds."""
 
     kind: ClassVar[FieldKind] = "number"
@@ -230,12 +170,12 @@ class Number(_Field):
         maximum: float | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        plain = _set_common(self, name, title, description, required, not_secret)
+        plain = set_common(self, name, title, description, required, not_secret)
         _set_number_default(self, default)
         _set_number_minimum(self, minimum)
         _set_number_maximum(self, maximum)
         plain = plain and default is None and minimum is None and maximum is None
-        _set_key(self, (Number, name) if plain and type(name) is str else None)
+        set_key(self, (Number, name) if plain and type(name) is str else None)
 
     def check(self) -> None:
         self._check_common()
@@ -260,7 +200,7 @@ _set_number_default, _set_number_minimum, _set_number_maximum = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class Integer(_Field):
+class Integer(FieldBase):
     """A whole number, optionally within inclusive bounds (as written: see ``whole_bounds``)."""
 
     kind: ClassVar[FieldKind] = "integer"
@@ -282,12 +222,12 @@ class Integer(_Field):
         maximum: float | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        plain = _set_common(self, name, title, description, required, not_secret)
+        plain = set_common(self, name, title, description, required, not_secret)
         _set_integer_default(self, default)
         _set_integer_minimum(self, minimum)
         _set_integer_maximum(self, maximum)
         plain = plain and default is None and minimum is None and maximum is None
-        _set_key(self, (Integer, name) if plain and type(name) is str else None)
+        set_key(self, (Integer, name) if plain and type(name) is str else None)
 
     def check(self) -> None:
         self._check_common()
@@ -324,7 +264,7 @@ _set_integer_default, _set_integer_minimum, _set_integer_maximum = (
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class Boolean(_Field):
+class Boolean(FieldBase):
     """A yes/no answer."""
 
     kind: ClassVar[FieldKind] = "boolean"
@@ -342,9 +282,9 @@ class Boolean(_Field):
         default: bool | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        plain = _set_common(self, name, title, description, required, not_secret)
+        plain = set_common(self, name, title, description, required, not_secret)
         _set_boolean_default(self, default)
-        _set_key(self, (Boolean, name) if plain and default is None and type(name) is str else None)
+        set_key(self, (Boolean, name) if plain and default is None and type(name) is str else None)
 
     def check(self) -> None:
         self._check_common()
@@ -359,141 +299,6 @@ class Boolean(_Field):
 
 
 _set_boolean_default = vars(Boolean)["default"].__set__
-
-
-def _options_json(spec: Choice | MultiChoice, key: str) -> dict[str, Any]:
-    options = read_options(spec, spec.options)  # kept as given (unnamed, unchecked): refused
-    if options[0].title is None:
-        return {"type": "string", "enum": [value for value, _ in options]}
-    return {key: [{"const": value, "title": title} for value, title in options]}
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class Choice(_Field):
-    """Pick exactly one option. ``Choice(["a", "b"])``, ``Choice({"a": "Title A"})``, ``Choice(MyEnum)``.
-
-    ``legacy_enum_names`` writes titles as the deprecated ``enum`` + ``enumNames``
-    pair instead of ``oneOf`` (parse sets it when it read that form).
-    """
-
-    kind: ClassVar[FieldKind] = "choice"
-
-    options: tuple[Option, ...]
-    default: str | None = None
-    legacy_enum_names: bool = False
-
-    def __init__(
-        self,
-        options: OptionsLike,
-        *,
-        name: str = "",
-        title: str | None = None,
-        description: str | None = None,
-        required: bool = True,
-        default: str | None = None,
-        legacy_enum_names: bool = False,
-        not_secret: bool = False,
-    ) -> None:
-        for attr, value in (
-            ("name", name),
-            ("title", title),
-            ("description", description),
-            ("required", required),
-            ("not_secret", not_secret),
-            ("options", given_options(options, name)),
-            ("default", default),
-            ("legacy_enum_names", legacy_enum_names),
-            ("_key", None),
-        ):
-            object.__setattr__(self, attr, value)
-
-    @property
-    def titled(self) -> bool:
-        """Whether the options carry titles."""
-        return bool(self.options) and self.options[0].title is not None
-
-    def check(self) -> None:
-        self._check_common()
-        check_options(self, self.options)
-        if self.legacy_enum_names and not self.titled:
-            raise self._fail("legacy_enum_names needs options with titles")
-        if self.default is not None and not isinstance(self.default, str):
-            raise self._fail(f"the default must be a string, not {self.default!r}")
-
-    def to_json(self) -> dict[str, Any]:
-        out = self._json_head("string")
-        if self.legacy_enum_names:
-            out["enum"] = [value for value, _ in read_options(self, self.options)]
-            out["enumNames"] = [title for _, title in self.options]
-        else:
-            out.update(_options_json(self, "oneOf"))
-        if self.default is not None:
-            out["default"] = self.default
-        return out
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, init=False)
-class MultiChoice(_Field):
-    """Pick any number of distinct options, optionally between ``min_items`` and ``max_items``."""
-
-    kind: ClassVar[FieldKind] = "multi_choice"
-
-    options: tuple[Option, ...]
-    default: tuple[str, ...] | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-
-    def __init__(
-        self,
-        options: OptionsLike,
-        *,
-        name: str = "",
-        title: str | None = None,
-        description: str | None = None,
-        required: bool = True,
-        default: Iterable[str] | None = None,
-        min_items: int | None = None,
-        max_items: int | None = None,
-        not_secret: bool = False,
-    ) -> None:
-        for attr, value in (
-            ("name", name),
-            ("title", title),
-            ("description", description),
-            ("required", required),
-            ("not_secret", not_secret),
-            ("options", given_options(options, name)),
-            ("default", given_multi_default(default, name)),
-            ("min_items", min_items),
-            ("max_items", max_items),
-            ("_key", None),
-        ):
-            object.__setattr__(self, attr, value)
-
-    @property
-    def titled(self) -> bool:
-        """Whether the options carry titles."""
-        return bool(self.options) and self.options[0].title is not None
-
-    def check(self) -> None:
-        self._check_common()
-        check_options(self, self.options)
-        multi_default(self.default, self.name)  # one kept as given (``given_multi_default``): refused
-        check_range(self, self.min_items, self.max_items, "number of choices", counts=True)
-        if self.min_items is not None and self.min_items > len(self.options):
-            offered = f"{len(self.options)} option{'s' if len(self.options) > 1 else ''}"
-            raise self._fail(f"it asks for at least {self.min_items} choices but offers only {offered}")
-
-    def to_json(self) -> dict[str, Any]:
-        out = self._json_head("array")
-        out["items"] = _options_json(self, "anyOf")
-        if self.min_items is not None:
-            out["minItems"] = self.min_items
-        if self.max_items is not None:
-            out["maxItems"] = self.max_items
-        if self.default is not None:
-            out["default"] = list(multi_default(self.default, self.name) or ())  # kept as given: refused
-        return out
 
 
 FieldSpec: TypeAlias = String | Number | Integer | Boolean | Choice | MultiChoice
