@@ -48,7 +48,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from mcp_elicit.client import options as opt
 from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
@@ -56,23 +56,21 @@ from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.era_habits import say_what_follows
 from mcp_elicit.client.inputs import Inputs
-from mcp_elicit.client.negotiation import discovered_server, modern_from, not_modern
+from mcp_elicit.client.negotiation import discovered_server, negotiate
 from mcp_elicit.client.params import given
 from mcp_elicit.client.restarts import Restarts
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession, say_more
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
-from mcp_elicit.client.transport import Ended, Transport
+from mcp_elicit.client.transport import Transport
 from mcp_elicit.core.client import (
     ClientInfo,
     MessageBuilder,
     ThinkClock,
     ToolIndex,
     client_capabilities,
-    request_headers,
 )
 from mcp_elicit.core.client_inputs import ServerInfo
-from mcp_elicit.core.era import Legacy, Modern, Reprobe, Verdict, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     MethodNotFound,
@@ -85,13 +83,11 @@ from mcp_elicit.log_labels import reported_on
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
-from mcp_elicit.wire.versions import SUPPORTED, is_handshake
+from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = ["Client"]
 
 log = logging.getLogger("mcp_elicit.client")
-
-_PROBES: Final = 2
 
 T = TypeVar("T")
 
@@ -214,94 +210,20 @@ class Client:
         self._session = await self._negotiate()
 
     async def _negotiate(self) -> ModernSession | HandshakeSession:
-        modern = modern_preferences(self.versions)
-        if not modern:
-            return await self._handshake()
-        version = modern[0]
-        for _ in range(_PROBES):
-            verdict = await self._probe(version)
-            if isinstance(verdict, Reprobe):
-                version = verdict.version
-                continue
-            if isinstance(verdict, Modern):
-                session = ModernSession(
-                    self._conn,
-                    verdict.version,
-                    preferred=self.versions,
-                    limits=self.limits,
-                    discover=verdict.discover,
-                    routes=self._subscriptions,
-                )
-                if verdict.discover is not None:
-                    self._adopt(verdict.discover)
-                # x-mcp-header applies to modern requests over HTTP only.
-                self._conn.tools.check_headers = self.transport.http
-                return session
-            if not any(is_handshake(v) for v in self.versions):
-                raise not_modern(self._conn.server, verdict, self.versions)
-            log.info("%s looks legacy (%s); falling back to initialize", self._conn.server, verdict.reason)
-            try:
-                return await self._handshake()
-            except RequestTimeout:
-                if not verdict.silent or self._answered_initialize():
-                    raise
-                # both waits passed: say so, not only the last one's length
-                raise RequestTimeout(
-                    f"no answer from {self._conn.server} to server/discover within {self.probe_timeout:g} s, "
-                    f"nor to initialize within {self._conn.timeout:g} s"
-                ) from None
-            except ProtocolError as exc:
-                refused = isinstance(self._session, HandshakeSession) and self._session.refused
-                if exc.code != -32022 or refused:  # the client's own refusal says nothing modern
-                    raise
-                # The server is modern after all (a slow start, or a dual-era server that
-                # refuses the handshake): its error names the versions; probe once more.
-                version = modern_from(exc, modern) or version
-        raise ProtocolViolation(f"could not settle a protocol revision with {self._conn.server}")
+        return await negotiate(
+            self._conn,
+            self.transport,
+            versions=self.versions,
+            limits=self.limits,
+            probe_timeout=self.probe_timeout,
+            routes=self._subscriptions,
+            began=self._began,
+        )
 
-    async def _probe(self, version: str) -> Modern | Reprobe | Legacy:
-        builder = self._conn.builder
-        _, message = builder.request("server/discover", None, version)
-        headers = request_headers(message, version)
-        timeout = self._conn.timeout if self.transport.http else self.probe_timeout
-        try:
-            reply, exchange = await self._conn.request(
-                message, headers, budget=self._conn.budget(timeout), cancellable=False
-            )
-        except RequestTimeout:
-            if self.transport.http:
-                raise
-            return Legacy(f"no answer to server/discover within {timeout:g} s", silent=True)
-        await exchange.aclose()
-        if isinstance(reply, Ended):
-            if reply.error is not None:
-                raise reply.error
-            if reply.reason is not None and reply.status is None:
-                raise TransportError(f"server/discover got no response: {reply.reason}")  # names where
-            verdict = self._judged(None, version, reply.status, reply.said)
-            if isinstance(verdict, Legacy) and (reply.detail or reply.body):  # a 202, a page; its words
-                detail = f" ({reply.detail})" if reply.detail else ""
-                return Legacy(f"{verdict.reason}{detail}{f': {reply.said}' if reply.body else ''}")
-            return verdict
-        return self._judged(reply, version, 200 if self.transport.http else None, "")
-
-    def _judged(self, answer: Message | None, version: str, status: int | None, body: str) -> Verdict:
-        """``judge_probe``'s verdict; its refusals (401, 403, 429, 5xx) name the server."""
-        try:
-            return judge_probe(answer, requested=version, preferred=self.versions, status=status, body=body)
-        except TransportError as exc:
-            named = TransportError(f"server/discover to {self._conn.server}: {exc}")
-            named.http_status = status
-            raise named from None
-
-    def _answered_initialize(self) -> bool:
-        return isinstance(self._session, HandshakeSession) and bool(self._session.initialized)
-
-    async def _handshake(self) -> HandshakeSession:
-        session = HandshakeSession(self._conn, preferred=self.versions, limits=self.limits)
+    def _began(self, session: HandshakeSession) -> None:
+        """The handshake's session is the client's as ``initialize`` starts: it answers
+        the server's requests during the handshake (``_route``)."""
         self._session = session
-        await session.initialize()
-        return session
 
     def _adopt(self, discover: Mapping[str, Any]) -> None:
         self._conn.server = discovered_server(discover, self.transport.where)
