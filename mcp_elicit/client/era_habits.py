@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.client.declared import declared_modes
+from mcp_elicit.client.no_response import say_more
 from mcp_elicit.client.options import say_what_to_pass
-from mcp_elicit.client.rev_2026_07_28 import say_more
 from mcp_elicit.errors import MissingClientCapability, ProtocolError, URLElicitationRequired
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 

@@ -42,7 +42,7 @@ Rules:
   renews the session, but the request is not sent again (the server may have acted on it).
 * A response that broke with nothing to resume from (no event id yet, or the connection
   broke before the response began) loses the request: a read is sent again once, as at
-  2026-07-28 (``rev_2026_07_28.REISSUED``); a tool call is not, and the caller is told
+  2026-07-28 (``no_response.REISSUED``); a tool call is not, and the caller is told
   the tool may have acted.
 * ``-32042`` (URL elicitation required) is put to the person (``rev_2025_11_25_url``), and
   the original request retried (a new id) once they are done; bounded by the round limit.
@@ -60,11 +60,11 @@ from typing import Any, Final
 from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.client.connection import Connection, Reply
 from mcp_elicit.client.declared import declared_at
+from mcp_elicit.client.no_response import NOT_SENT_AGAIN, REISSUED, SENT_AGAIN, end_error, say_more
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2025_11_25_url import FinishedSteps, url_required
-from mcp_elicit.client.rev_2026_07_28 import NOT_SENT_AGAIN, REISSUED, SENT_AGAIN, end_error, say_more
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo

@@ -47,9 +47,9 @@ from typing import Any
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes, defined_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
+from mcp_elicit.client.no_response import to_named
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
-from mcp_elicit.client.rev_2026_07_28 import to_named
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.quoting import quoted
 from mcp_elicit.core.rounds import RoundLimits

@@ -67,17 +67,24 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Final
 
 from mcp_elicit.client.answerers import SERVER_STOPPED
 from mcp_elicit.client.connection import Connection, list_pages, withdraw
 from mcp_elicit.client.interrupts import Interrupt, carrying, outcome
+from mcp_elicit.client.no_response import (
+    NOT_SENT_AGAIN,
+    REISSUED,
+    SENT_AGAIN,
+    describe_end,
+    end_error,
+    say_more,
+    to_named,
+)
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
-from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
-from mcp_elicit.core.client_inputs import Origin, ServerInfo
+from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.quoting import shown_name
 from mcp_elicit.core.rounds import (
@@ -103,37 +110,9 @@ from mcp_elicit.log_labels import peer_text
 from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
-__all__ = [
-    "NOT_SENT_AGAIN",
-    "REISSUED",
-    "SENT_AGAIN",
-    "ModernSession",
-    "describe_end",
-    "end_error",
-    "say_more",
-    "to_named",
-]
+__all__ = ["ModernSession"]
 
 _VERSION_RETRIES: Final = 2
-#: Requests that only read, sent again when their response stream broke (the request was
-#: lost with it: this revision resumes nothing). Not a tool call, which may have acted.
-NOT_SENT_AGAIN: Final = (
-    "; it was not sent again, since the tool may have acted (with any answers given): "
-    "check what it did before calling it again"
-)
-SENT_AGAIN: Final = "; it was already sent again once, after its first response or connection broke"
-REISSUED: Final = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "prompts/get",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "completion/complete",
-    }
-)
 _CANCEL_SECONDS: Final = 2.0
 #: Rejected tools a listing's warning names with their reasons; it counts the rest.
 _NAMED: Final = 5
@@ -454,44 +433,3 @@ async def _until(delay: float, moved: asyncio.Event, answering: asyncio.Future[A
     finally:
         heard.cancel()
     return answering is not None and answering.done()
-
-
-def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
-    """What to raise for a request that got no response: the transport's own error (a
-    failed authorization), else a ``TransportError`` saying why."""
-    if ended.error is not None:
-        return ended.error
-    error = TransportError(describe_end(ended, server, method))
-    error.http_status = ended.status
-    return error
-
-
-def say_more(error: MCPElicitError, more: str) -> None:
-    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s ``added`` too)."""
-    if more:
-        error.args = (f"{error}{more}",)
-        if isinstance(error, ProtocolError):
-            error.message = str(error)
-            error.added += more
-
-
-def to_named(server: object) -> str:
-    """ " to NAME", for a message that goes on with a transport's reason, which names where
-    the server is (its URL, its command): the server by its name only, so that neither
-    is said twice; "" while the server has told no name (not "unknown server")."""
-    if not isinstance(server, ServerInfo):
-        return f" to {server}"
-    if server == ServerInfo(where=server.where):
-        return ""
-    return f" to {replace(server, where='')}"
-
-
-def describe_end(ended: Ended, server: object, method: str) -> str:
-    """Why a request got no response, for a person."""
-    if ended.reason:
-        return f"{method}{to_named(server)} got no response: {ended.reason}"
-    if ended.status is not None:
-        body = f": {ended.said}" if ended.body else ""
-        detail = f" ({ended.detail})" if ended.detail else ""
-        return f"{method} to {server} got HTTP {ended.status}{detail} and no JSON-RPC response{body}"
-    return f"{method} to {server} got no response"

@@ -57,10 +57,11 @@ from mcp_elicit.client.connection import Connection, NotificationCallback, list_
 from mcp_elicit.client.era_habits import say_what_follows
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.negotiation import discovered_server, negotiate
+from mcp_elicit.client.no_response import say_more
 from mcp_elicit.client.params import given
 from mcp_elicit.client.restarts import Restarts
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
-from mcp_elicit.client.rev_2026_07_28 import ModernSession, say_more
+from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Transport
 from mcp_elicit.core.client import (
