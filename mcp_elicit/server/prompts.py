@@ -21,8 +21,9 @@ from pydantic import ValidationError
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.context import Context
+from mcp_elicit.server.invalid_arguments import ArgumentsError
 from mcp_elicit.server.results import content_blocks, dump, finite, unawaited
-from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
+from mcp_elicit.server.signature import Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.server.tools import check_name
 

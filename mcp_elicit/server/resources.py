@@ -47,8 +47,9 @@ from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Context
+from mcp_elicit.server.invalid_arguments import ArgumentsError
 from mcp_elicit.server.results import Blob, dump, finite, unawaited
-from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
+from mcp_elicit.server.signature import Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
 __all__ = ["Readable", "ResourceDef", "find_resource", "is_template", "not_found"]

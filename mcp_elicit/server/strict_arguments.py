@@ -48,7 +48,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from mcp_elicit.forms.formats import FormatMismatch, format_message, parse_date, parse_date_time
-from mcp_elicit.server.signature import ArgumentsError
+from mcp_elicit.server.invalid_arguments import ArgumentsError
 from mcp_elicit.wire.jsonrpc import integral, nests_past
 
 __all__ = ["JSON_DEPTH", "StrictValidate", "strict_validator"]

@@ -51,10 +51,10 @@ from mcp_elicit.server.argument_names import named
 from mcp_elicit.server.asking import EXCHANGE_ERRORS, as_own, raise_exchange_error
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
+from mcp_elicit.server.invalid_arguments import ArgumentsError
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
 from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_value, tool_result
 from mcp_elicit.server.signature import (
-    ArgumentsError,
     Signature,
     handler,
     handler_doc,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 from typing_extensions import TypedDict
 
-from mcp_elicit.server.signature import ArgumentsError
+from mcp_elicit.server.invalid_arguments import ArgumentsError
 from mcp_elicit.server.tools import ToolDef
 
 
