@@ -28,7 +28,7 @@ from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, s
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.lifecycle import Lifecycle
 from mcp_elicit.server.lifespan import HasLifespan, Lifespan, LifespanFunction
-from mcp_elicit.server.oauth import OAuthProvider, require_authlib
+from mcp_elicit.server.oauth_provider import OAuthProvider, require_authlib
 from mcp_elicit.server.options import (
     MOST_MS,
     MOST_PER_MINUTE,

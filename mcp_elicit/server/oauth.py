@@ -33,7 +33,8 @@ Rules:
   log line or an exception message; ``Connection`` and ``Tokens`` never show them.
 * This module does no HTTP: the token requests go through ``TokenExchange``, which a
   transport installs (``transports/oauth_client.py``). authlib (the ``mcp-elicit[oauth]``
-  extra) builds the authorization URL and the PKCE challenge.
+  extra) builds the authorization URL and the PKCE challenge. A provider's registration,
+  checked as it is made, is ``oauth_provider.py``'s.
 """
 
 from __future__ import annotations
@@ -41,12 +42,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import importlib
 import logging
-import re
 import secrets
 import time
-import urllib.parse
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +55,8 @@ import orjson
 from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError, StoreUnavailable
 from mcp_elicit.sealing import Binding
 from mcp_elicit.server.oauth_connection import ConnectAnswer, Connection
+from mcp_elicit.server.oauth_provider import OAuthProvider
+from mcp_elicit.server.oauth_provider import authlib as authlib  # also the transport's (oauth_client)
 from mcp_elicit.server.oauth_revoke import REVOKE_WAIT, revoke
 from mcp_elicit.server.oauth_scopes import (
     INSUFFICIENT,
@@ -68,7 +68,6 @@ from mcp_elicit.server.oauth_scopes import (
     switch_off,
 )
 from mcp_elicit.server.oauth_tokens import Tokens
-from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.vault import Vault
 from mcp_elicit.stores.base import Store
 
@@ -90,99 +89,7 @@ log = logging.getLogger("mcp_elicit.oauth")
 
 NAMESPACE: Final = "oauth"
 TOKENS: Final = "tokens"
-MISSING_AUTHLIB: Final = (
-    "third-party sign-in (Server.oauth_provider, ctx.connect) needs authlib: pip install 'mcp-elicit[oauth]'"
-)
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-_RESERVED_PARAMS: Final = frozenset(
-    {
-        "response_type",
-        "client_id",
-        "redirect_uri",
-        "scope",
-        "state",
-        "code_challenge",
-        "code_challenge_method",
-    }
-)
 _STATE_ARGS: Final = hashlib.sha256(b"oauth/state").digest()
-
-
-def authlib(module: str) -> Any:
-    """The authlib module ``authlib.<module>``; ``ConfigError`` naming the extra when
-    authlib is not installed. (Imported on use: it is optional, and has no type hints.)"""
-    try:
-        return importlib.import_module(f"authlib.{module}")
-    except ImportError:
-        raise ConfigError(MISSING_AUTHLIB) from None
-
-
-def require_authlib() -> None:
-    """Raise ``ConfigError`` naming the extra when authlib is not installed."""
-    authlib("oauth2.rfc7636")
-
-
-def _check_url(what: str, url: str) -> None:
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme == "http" and loopback_host(parts.hostname):
-        return
-    raise ConfigError(f"{what} {url!r}: expected an https:// URL (plain http only on loopback)")
-
-
-@dataclass(frozen=True)
-class OAuthProvider:
-    """A third-party authorization server (authorization code + PKCE).
-
-    ``leeway``: an access token this many seconds from its expiry counts as expired (it is
-    refreshed before use). ``extra_params`` go into the authorization URL as they are; a
-    ``response_mode`` other than ``query`` is refused (``form_post`` would come back as a
-    cross-site POST, without the browser's flow cookie). ``check_granted_scopes=False``
-    keeps tokens whose granted ``scope`` lacks some of ``scopes`` (logged at INFO), for a
-    provider that writes the scopes it grants in names that cannot be matched to the ones
-    asked (``oauth_scopes``). ``revocation_url``: the provider's RFC 7009 endpoint, where
-    tokens thrown away are revoked (``oauth_revoke``); None when it has none.
-    """
-
-    name: str
-    authorize_url: str
-    token_url: str
-    client_id: str
-    client_secret: str | None = field(default=None, repr=False)
-    scopes: tuple[str, ...] = ()
-    extra_params: Mapping[str, str] = field(default_factory=dict)
-    leeway: float = 30.0
-    check_granted_scopes: bool = True
-    revocation_url: str | None = None
-
-    def __post_init__(self) -> None:
-        if not _NAME.fullmatch(self.name):
-            raise ConfigError(
-                f"OAuth provider name {self.name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
-                "starting with a letter or digit"
-            )
-        _check_url(f"OAuth provider {self.name!r}: authorize_url", self.authorize_url)
-        _check_url(f"OAuth provider {self.name!r}: token_url", self.token_url)
-        if self.revocation_url is not None:
-            _check_url(f"OAuth provider {self.name!r}: revocation_url", self.revocation_url)
-        if not self.client_id:
-            raise ConfigError(f"OAuth provider {self.name!r}: client_id is empty")
-        if isinstance(self.scopes, str):
-            raise ConfigError(f"OAuth provider {self.name!r}: scopes is a sequence of names, not a string")
-        clash = _RESERVED_PARAMS & set(self.extra_params)
-        if clash:
-            raise ConfigError(
-                f"OAuth provider {self.name!r}: extra_params may not set {', '.join(sorted(clash))}"
-            )
-        mode = self.extra_params.get("response_mode", "query")
-        if mode != "query":
-            raise ConfigError(
-                f"OAuth provider {self.name!r}: extra_params sets response_mode={mode!r}, but the "
-                "callback reads the code from its query: leave response_mode out, or set it to 'query'"
-            )
-        if not 0 <= self.leeway < 3600:
-            raise ConfigError(f"OAuth provider {self.name!r}: leeway must be in [0, 3600) seconds")
 
 
 class TokenExchange(Protocol):

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 from mcp_elicit.errors import OAuthError
 
 if TYPE_CHECKING:
-    from mcp_elicit.server.oauth import OAuthProvider
+    from mcp_elicit.server.oauth_provider import OAuthProvider
     from mcp_elicit.server.oauth_tokens import Tokens
 
 __all__ = ["REVOKE_WAIT", "Revoker", "revoke"]
