@@ -61,7 +61,7 @@ from mcp_elicit.core.client_inputs import (
     check_sampling_request,
     parse_elicitation,
 )
-from mcp_elicit.core.rounds import InputRequest
+from mcp_elicit.core.input_requests import InputRequest
 from mcp_elicit.errors import (
     FormValidationError,
     InvalidAnswer,

@@ -86,10 +86,10 @@ from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
+from mcp_elicit.core.input_requests import InputRequest
 from mcp_elicit.core.quoting import shown_name
 from mcp_elicit.core.rounds import (
     Complete,
-    InputRequest,
     NeedInput,
     RoundLimits,
     Rounds,

@@ -59,8 +59,8 @@ from typing import Any, Final
 import orjson
 from pydantic import ValidationError
 
+from mcp_elicit.core.input_requests import MAX_INPUT_REQUESTS
 from mcp_elicit.core.input_responses import check_input_responses
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.errors import (
     FormValidationError,
     InternalError,

@@ -61,31 +61,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
+from mcp_elicit.core.input_requests import (
+    MAX_INPUT_REQUESTS,
+    InputRequest,
+    accepted_url,
+    input_requests,
+    not_a_map,
+)
 from mcp_elicit.core.quoting import quoted, shown_text
 from mcp_elicit.errors import ConfigError, ProtocolViolation, RoundsExceeded
 
 __all__ = [
     "INPUT_METHODS",
-    "INPUT_REQUEST_METHODS",
-    "MAX_INPUT_REQUESTS",
     "MAX_STATE_BYTES",
     "Complete",
-    "InputRequest",
     "NeedInput",
     "RoundLimits",
     "Rounds",
     "Step",
-    "accepted_url",
-    "input_requests",
     "refuses_state",
 ]
 
 #: Client requests whose result may be ``input_required``.
 INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: What a server may ask inside ``inputRequests``.
-INPUT_REQUEST_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
-#: The most input requests one round (or one task poll) may carry.
-MAX_INPUT_REQUESTS: Final = 32
 #: The longest ``requestState`` (UTF-8 bytes) a client echoes by default.
 MAX_STATE_BYTES: Final = 1024 * 1024
 _RETRY_KEYS: Final = ("inputResponses", "requestState")
@@ -141,15 +139,6 @@ class RoundLimits:
         if not self.backoff or state_only <= 0:
             return 0.0
         return self.backoff[min(state_only, len(self.backoff)) - 1]
-
-
-@dataclass(frozen=True, slots=True)
-class InputRequest:
-    """One entry of ``inputRequests``: what the server asks, under its key."""
-
-    key: str
-    method: str
-    params: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +223,7 @@ class Rounds:
                 "prompts/get and resources/read may receive"
             )
         if "inputRequests" in result and result["inputRequests"] is None:  # null is no absence
-            raise ProtocolViolation(_not_a_map(self.method, None))
+            raise ProtocolViolation(not_a_map(self.method, None))
         requests = input_requests(result.get("inputRequests"), self.method, limit=self.limits.max_requests)
         state = result.get("requestState")
         if "requestState" in result and not isinstance(state, str):
@@ -365,37 +354,6 @@ class Rounds:
         return params
 
 
-def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS) -> tuple[InputRequest, ...]:
-    """The entries of an ``inputRequests`` map (from a ``method`` result), checked; more
-    than ``limit`` of them is a ``ProtocolViolation``."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, Mapping):
-        raise ProtocolViolation(_not_a_map(method, raw))
-    if len(raw) > limit:
-        raise ProtocolViolation(
-            f"the {method} result carries {len(raw)} input requests in one round; this client "
-            f"answers at most {limit} (RoundLimits.max_requests), so none was answered"
-        )
-    out: list[InputRequest] = []
-    for key, entry in raw.items():
-        if not isinstance(entry, Mapping):
-            raise ProtocolViolation(f"input request {quoted(key)} must be an object with method and params")
-        what = entry.get("method")
-        if not isinstance(what, str) or what not in INPUT_REQUEST_METHODS:
-            raise ProtocolViolation(
-                f"input request {quoted(key)} asks for {quoted(what)}; a server may only ask for "
-                + ", ".join(sorted(INPUT_REQUEST_METHODS))
-            )
-        params = entry.get("params")
-        if params is None:
-            params = {}
-        if not isinstance(params, Mapping):
-            raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
-        out.append(InputRequest(str(key), str(what), params))
-    return tuple(out)
-
-
 def refuses_state(message: str, data: object) -> bool:
     """Whether a -32602 refusing a retry refused its ``requestState`` (lapsed, or no longer
     this server's), so that the request started again may get further: the message names
@@ -411,16 +369,6 @@ def refuses_state(message: str, data: object) -> bool:
     return "requeststate" in said or re.search(r"\bstate\b", said) is not None
 
 
-def accepted_url(request: InputRequest, response: object) -> bool:
-    """Whether ``response`` accepts ``request``, a URL-mode elicitation."""
-    return (
-        request.method == "elicitation/create"
-        and request.params.get("mode") == "url"
-        and isinstance(response, Mapping)
-        and response.get("action") == "accept"
-    )
-
-
 def _host(request: InputRequest) -> str:
     """The host of a URL step's page, as a message names it (its URL was checked before
     anyone was asked)."""
@@ -430,10 +378,6 @@ def _host(request: InputRequest) -> str:
     except ValueError:  # an unclosed "[": no host to name
         host = None
     return shown_text(host) if host else "(no host)"
-
-
-def _not_a_map(method: str, raw: object) -> str:
-    return f"inputRequests in the {method} result must be an object of key to request, not {quoted(raw)}"
 
 
 def _whole(value: object) -> bool:

@@ -40,8 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from mcp_elicit.core.input_requests import InputRequest, accepted_url, input_requests
 from mcp_elicit.core.quoting import quoted
-from mcp_elicit.core.rounds import Complete, InputRequest, accepted_url, input_requests
+from mcp_elicit.core.rounds import Complete
 from mcp_elicit.errors import (
     InternalError,
     MCPElicitError,

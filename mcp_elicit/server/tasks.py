@@ -35,8 +35,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from mcp_elicit.core.input_requests import MAX_INPUT_REQUESTS
 from mcp_elicit.core.mrtr import Ask
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.core.server import Call, modern_error
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
+from mcp_elicit.core.input_requests import MAX_INPUT_REQUESTS
 from mcp_elicit.sealing import KeyRing
 
 from support.elicitation import BOOKING, build

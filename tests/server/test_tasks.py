@@ -12,7 +12,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.client import Scripted
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
+from mcp_elicit.core.input_requests import MAX_INPUT_REQUESTS
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.transports.memory import connect_memory
 
