@@ -338,7 +338,9 @@ class Prompter:
         after the last, once the question has its answer, is given to the program as the
         SIGINT it would have been (what waited with it dropped, as the terminal drops it),
         once the terminal is given back. A question stopped by anything but a prompt's
-        ending (a signal, the server taking it back) leaves what waits where it is."""
+        ending (a signal, the server taking it back) drops a Ctrl-C typed for it (with what
+        waited with it), which would otherwise cancel the next question at once, or reach
+        the shell as a character; anything else typed ahead is kept."""
         source = self.input if self.plain else self.session.app.input
         # the stack's callbacks run once the terminal is given back (``held`` left)
         with contextlib.ExitStack() as after, held(source) as key:
@@ -347,6 +349,10 @@ class Prompter:
             except Exception:  # Cancelled, Declined, and what else a prompt ends with
                 if key is not None and self._typed_after(source, key):
                     after.callback(signal.raise_signal, signal.SIGINT)
+                raise
+            except BaseException:  # stopped: what the key was typed for is gone with it
+                if key is not None:
+                    self._typed_after(source, key)
                 raise
             if key is not None and self._typed_after(source, key):
                 after.callback(signal.raise_signal, signal.SIGINT)

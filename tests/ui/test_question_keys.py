@@ -100,3 +100,56 @@ async def test_what_is_typed_after_a_question_is_kept_for_the_next_prompt(term: 
                 assert await prompter.ask("Name > ") == "Ada"
                 typed(master, slave, b"next\r")
             assert await prompter.ask("Then > ") == "next"
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+async def test_ctrl_c_for_a_question_withdrawn_meanwhile_does_not_cancel_the_next(term: str) -> None:
+    # A Ctrl-C typed between two prompts waits for the next; when the server takes the
+    # question back first, it was left waiting, and cancelled the next question at once.
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    try:
+        with prompter_on_a_terminal(term) as (prompter, master, slave):
+            async with asyncio.timeout(10):
+                between = asyncio.Event()
+
+                async def withdrawn() -> None:
+                    with prompter.question():
+                        os.write(master, b"Ada\r")
+                        assert await prompter.ask("First > ") == "Ada"
+                        typed(master, slave, b"\x03")
+                        between.set()
+                        await asyncio.Event().wait()  # until the server takes it back
+
+                asking = asyncio.ensure_future(withdrawn())
+                await between.wait()
+                asking.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await asking
+                with prompter.question():
+                    os.write(master, b"Bob\r")
+                    assert await prompter.ask("Next > ") == "Bob"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert not seen  # nor is it the program's interrupt: the question it was for is gone
+
+
+@pytest.mark.parametrize("term", ["xterm", "dumb"])
+async def test_what_is_typed_ahead_of_a_question_withdrawn_is_kept_for_the_next(term: str) -> None:
+    with prompter_on_a_terminal(term) as (prompter, master, slave):
+        async with asyncio.timeout(10):
+            between = asyncio.Event()
+
+            async def withdrawn() -> None:
+                with prompter.question():
+                    typed(master, slave, b"Bob\r")  # ahead of a prompt that never comes
+                    between.set()
+                    await asyncio.Event().wait()
+
+            asking = asyncio.ensure_future(withdrawn())
+            await between.wait()
+            asking.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await asking
+            with prompter.question():
+                assert await prompter.ask("Next > ") == "Bob"
