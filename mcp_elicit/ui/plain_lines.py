@@ -8,7 +8,7 @@ check refuses is answered with the reason on the next line and the prompt again.
 person may not be able to send there are typed words: ``!c`` (or ``!cancel``) cancels,
 ``!d`` (or ``!decline``) declines where Ctrl-N would, ``!b`` (or ``!back``) goes back
 where Shift-Tab would (``CANCEL_WORDS``, ``DECLINE_WORDS``, ``BACK_WORDS``). A word typed
-where it does nothing (``!b`` at a form's first field, ``!d`` where declining is a choice
+where it does nothing (``!b`` at a form's first field or the review, ``!d`` where declining is a choice
 of the prompt's own) is refused, saying why, and the prompt asked again, never taken for an
 answer; an extra "!" before a word gives the word itself as the answer (``!!b`` answers
 ``!b``; ``LITERAL_HINT`` says so in a field's hints). End of input
@@ -78,7 +78,7 @@ def _not_here(word: str, check: Callable[[str], str | None] | None) -> str:
     """Why ``word`` (a typed word for decline or back) does nothing at a prompt that does
     not offer it; and, where it would be a good answer, how to give it as one."""
     if word in BACK_WORDS:
-        said = f"{word} goes back a field, and there is none before this one to go back to"
+        said = f"{word} goes back a field, and there is none to go back to from here"
     else:
         said = f"{word} does not decline here: this prompt takes the choices it names"
     if check is None or check(word) is None:

@@ -216,7 +216,7 @@ async def test_a_typed_word_where_it_does_nothing_says_why_and_asks_again() -> N
         async with asyncio.timeout(5):
             assert await prompter.ask("Name > ") == "Ada"
     assert written.getvalue() == (
-        "Name > !b goes back a field, and there is none before this one to go back to;"
+        "Name > !b goes back a field, and there is none to go back to from here;"
         " to answer !b itself, type !!b\n"
         "Name > !d does not decline here: this prompt takes the choices it names;"
         " to answer !d itself, type !!d\n"
@@ -228,7 +228,7 @@ async def test_a_typed_word_where_it_does_nothing_and_is_no_answer_only_says_why
     with plain("!b\r3\r") as (prompter, written, _):
         async with asyncio.timeout(5):
             assert await prompter.ask("Guests > ", check=at_most_5) == "3"
-    assert "!b goes back a field, and there is none before this one to go back to\n" in written.getvalue()
+    assert "!b goes back a field, and there is none to go back to from here\n" in written.getvalue()
     assert "!!b" not in written.getvalue()  # "!b" is no number: no use saying how to answer it
 
 

@@ -84,11 +84,34 @@ def test_a_typed_word_at_the_first_field_says_why_and_an_extra_bang_answers_it()
         pty.expect("Enter: next · !d: decline · !c: cancel · !!b, !!d, !!c: answer !b, !d, !c")
         pty.expect("Nick >")
         pty.send("!b" + ENTER)
-        pty.expect("!b goes back a field, and there is none before this one to go back to;")
+        pty.expect("!b goes back a field, and there is none to go back to from here;")
         pty.expect("to answer !b itself, type !!b")
         pty.expect("Nick >")  # asked again
         pty.send("!!b" + ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"nick": "!b"}}')
+        assert pty.wait() == 0
+
+
+def test_a_typed_word_at_a_field_changed_from_the_review_says_why_truly() -> None:
+    # A field changed from the review does not go back; "!b" there said "there is none
+    # before this one to go back to", at the second of two fields.
+    with in_a_terminal(*asking("How many?", DUMB_FORM), term="dumb") as pty:
+        pty.expect("!c: cancel >")
+        pty.send(ENTER)
+        pty.expect("Guests >")
+        pty.send("3" + ENTER)
+        pty.expect("Size (optional) [Small] >")
+        pty.send(ENTER)
+        pty.expect("Enter: send")
+        pty.send("2" + ENTER)
+        pty.expect("Size (optional) [Small] >")
+        pty.send("!b" + ENTER)
+        said = pty.expect("Size (optional) [Small] >")  # asked again
+        assert "!b goes back a field, and there is none to go back to from here" in said, said
+        pty.send("2" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3, "size": "l"}}')
         assert pty.wait() == 0
