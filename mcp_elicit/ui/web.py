@@ -65,7 +65,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
-import importlib.resources
 import json
 import logging
 import re
@@ -86,6 +85,7 @@ from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
+from mcp_elicit.ui.web_assets import STATIC, asset
 from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
@@ -111,15 +111,6 @@ _HEADERS: Final = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-_STATIC: Final = {
-    "/static/values.js": "text/javascript",
-    "/static/draft.js": "text/javascript",
-    "/static/review.js": "text/javascript",
-    "/static/events.js": "text/javascript",
-    "/static/app.js": "text/javascript",
-    "/static/spin.js": "text/javascript",
-    "/static/app.css": "text/css",
-}
 _POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened", "/api/more-time"})
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
@@ -144,11 +135,6 @@ def _opens_a_tab(request: Request) -> bool:
     script's request)."""
     headers = request.headers
     return headers.get("sec-fetch-mode") == "navigate" and headers.get("sec-fetch-dest") == "document"
-
-
-def _static(path: str) -> bytes:
-    name = path.rsplit("/", 1)[1]
-    return importlib.resources.files("mcp_elicit.ui").joinpath("web_static", name).read_bytes()
 
 
 def _ended(status: int, heading: str, text: str, **headers: str) -> Response:
@@ -180,8 +166,8 @@ class _App:
                 response = self._claim(path[3:], request)
             elif method == "GET" and path == "/form":
                 response = self._page(request)
-            elif method == "GET" and path in _STATIC:
-                response = Response(_static(path), media_type=_STATIC[path], headers=_HEADERS)
+            elif method == "GET" and path in STATIC:
+                response = Response(asset(path), media_type=STATIC[path], headers=_HEADERS)
             elif method == "GET" and path == "/favicon.ico":  # asked by the browser itself
                 response = Response(status_code=204, headers=_HEADERS)
             elif method == "GET" and path == "/api/events":
@@ -193,7 +179,7 @@ class _App:
                 response = await self._post(request, path)
             elif path in _POSTED:
                 response = _ended(405, *REFUSED["wrong-method"], Allow="POST")
-            elif path in ("/form", "/api/events", *_STATIC) or path.startswith("/r/"):
+            elif path in ("/form", "/api/events", *STATIC) or path.startswith("/r/"):
                 response = _ended(405, *REFUSED["wrong-method"], Allow="GET")
             else:
                 response = _ended(404, *REFUSED["not-found"])

@@ -49,6 +49,7 @@ from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice
 from mcp_elicit.ui import form_text
 from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
 from mcp_elicit.ui.server_text import clean
+from mcp_elicit.ui.web_assets import SCRIPTS
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
 from mcp_elicit.ui.web_url import url_box
 
@@ -187,7 +188,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     said = in_title(first.message) if first.mode == "form" else ""
     asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
     title = f"{in_title(server.title or server.name)} {asked}"
-    return f"""{_head(title, _SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
+    return f"""{_head(title, SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
 <header>
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1><span dir="auto">{who}</span>{version} {verb}</h1>
@@ -266,10 +267,6 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         )
     parts.append("</section>")
     return "\n".join(parts)
-
-
-#: The answer page's scripts, in the order they run (deferred).
-_SCRIPTS: Final = ("values.js", "draft.js", "review.js", "events.js", "app.js", "spin.js")
 
 
 #: An ended page's whole style, inline (app.css's colours, box and heading, light and dark).
