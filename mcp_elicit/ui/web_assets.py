@@ -15,7 +15,7 @@ from typing import Final
 __all__ = ["SCRIPTS", "STATIC", "asset"]
 
 #: The answer page's scripts, in the order they run (deferred).
-SCRIPTS: Final = ("values.js", "draft.js", "review.js", "events.js", "app.js", "spin.js")
+SCRIPTS: Final = ("values.js", "draft.js", "review.js", "events.js", "urlstep.js", "app.js", "spin.js")
 #: Every asset by its path on the answer server, with its content type.
 STATIC: Final = MappingProxyType(
     {

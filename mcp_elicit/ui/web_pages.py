@@ -7,8 +7,7 @@ Rules:
   and bounded (``web_fields.escaped``: ``form_text.fit``; a message of megabytes put the
   form below it), then HTML-escaped; attributes are always quoted. Each field is
   ``web_fields``' (which control for which kind of field, and its labels). The page has
-  no inline script or style: it loads ``/static/values.js``, ``/static/draft.js``,
-  ``/static/review.js``, ``/static/events.js``, ``/static/app.js``, ``/static/spin.js`` and
+  no inline script or style: it loads the scripts of ``web_assets.SCRIPTS`` and
   ``/static/app.css`` (the answer server's CSP allows nothing else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
   HTML (``data-js``) and shown by the script, so a page without JavaScript shows none,
   with or without its stylesheet. Server text carries ``dir="auto"``: Arabic or Hebrew

@@ -41,9 +41,9 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     scripts = re.findall(r"<script[^>]*>[^<]*</script>", html)
     assert scripts == [
         f'<script src="/static/{name}.js" defer></script>'
-        for name in ("values", "draft", "review", "events", "app", "spin")
+        for name in ("values", "draft", "review", "events", "urlstep", "app", "spin")
     ]
-    assert html.count("<script") == 6  # nothing inline
+    assert html.count("<script") == 7  # nothing inline
 
 
 async def test_text_no_page_can_carry_is_shown_made_inert() -> None:

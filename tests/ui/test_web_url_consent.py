@@ -180,6 +180,46 @@ async def test_a_middle_click_on_open_counts_as_opening_the_page(new_page: NewPa
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 
+@pytest.mark.parametrize("how", ["the link's menu", "a drag"])
+async def test_the_links_menu_or_a_drag_offers_im_done(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Opened from the link's menu ("Open link in new tab") or dragged to the tab bar, the
+    page was opened with no event saying so, and the page offered no way to say it was done
+    (only Open again, or Decline). The menu opening or a drag starting shows "I'm done", as
+    an offer: Open stays the way forward, and the answer server is told of no opening, so a
+    2025-11-25 server's word that the step is finished still waits for the person."""
+    rounds = rounds_seen(monkeypatch)
+    said_done = asyncio.Event()
+    request = dataclasses.replace(url_request("https://example.com/connect"), finished=said_done.wait)
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-done")).to_be_hidden()
+        link = page.locator("#q0-open")
+        if how == "a drag":
+            # a real drag, let go over the page, which takes no drop (as if over the tab bar)
+            box = await link.bounding_box()
+            assert box is not None
+            await page.mouse.move(box["x"] + 5, box["y"] + 5)
+            await page.mouse.down()
+            await page.mouse.move(box["x"] + 60, box["y"] + 80, steps=5)
+            await page.mouse.up()
+        else:
+            await link.click(button="right")
+        await expect(page.locator("#q0-done")).to_be_visible()
+        await expect(page.locator("#q0-state")).to_have_text(
+            "Opened it from the link's menu or by dragging it? Press “I'm done” here when you have "
+            "finished there."
+        )
+        await expect(link).to_have_text("Open the page")  # still the way forward
+        said_done.set()
+        assert not rounds[0].url_opened.is_set()  # the server's word is not taken for the person's
+        await page.click("#q0-done")
+        await expect(page.locator("#finished-title")).to_have_text("Done")
+        await expect(page.locator("#finished-text")).to_contain_text("was told that you are done")
+        assert await opened.answers() == [ElicitAnswer.accept()]
+
+
 async def test_opened_then_cancelled(new_page: NewPage) -> None:
     async with open_round([url_request("https://example.com/pay")]) as opened:
         page = await show(new_page, opened)

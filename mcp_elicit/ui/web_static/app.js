@@ -5,8 +5,9 @@
 // shows the messages it gets back next to their fields. /api/answer checks again before
 // anything reaches the MCP client. All text from the server is set with textContent.
 // values.js (how typed values are read and shown), draft.js (what a reload keeps),
-// review.js (the answers shown back before they are sent) and events.js (the answer
-// server's event stream: how the round ended) load before it.
+// review.js (the answers shown back before they are sent), events.js (the answer server's
+// event stream: how the round ended) and urlstep.js (a URL question's Open and "I'm done")
+// load before it.
 "use strict";
 
 (() => {
@@ -426,39 +427,24 @@
     scheduleCheck();
   });
 
-  // ---- URL consent ---------------------------------------------------------------------
+  // ---- URL consent: Open, then "I'm done" (urlstep.js) -----------------------------------
 
   questions.forEach((q, i) => {
-    const open = q.querySelector("a.open");
-    const done = q.querySelector("button.done");
-    if (!open || !done) return;
-    const opening = () => {
-      if (state[i].url === "pending") state[i].url = "opened";
-      post("/api/opened", { question: i }).then(({ status: code, data }) => {
-        if (code === 409 && data.ended) finish(data.ended); // the round ended meanwhile
-      }); // the server may then say the step is finished
-      done.hidden = false;
-      open.textContent = "Open it again";
-      open.classList.remove("primary");
-      done.classList.add("primary");
-      const note = "Opened in a new tab. Come back here and press “I'm done” when you have finished there.";
-      $(`${q.id}-state`).textContent = note;
-      say(note);
-    };
-    open.addEventListener("click", opening); // Enter, a click, a click with Ctrl or Shift
-    // A middle click opens the link in a new tab too, and is no "click": without this the
-    // page went on as if nothing were opened (no "I'm done", the server's word ignored).
-    open.addEventListener("auxclick", (event) => {
-      if (event.button === 1) opening();
-    });
-    done.addEventListener("click", () => {
-      state[i].url = "done";
-      $(`${q.id}-error`).textContent = "";
-      if (questions.length === 1) return send(); // the only question: nothing else to review
-      open.focus(); // the button going away would drop the focus to the page's top
-      done.hidden = true;
-      $(`${q.id}-state`).textContent = "Done.";
-      say(`Question ${i + 1}: done.`);
+    window.mcpElicitUrlStep.wire(q, {
+      alone: questions.length === 1,
+      say,
+      opened: () => {
+        if (state[i].url === "pending") state[i].url = "opened";
+        post("/api/opened", { question: i }).then(({ status: code, data }) => {
+          if (code === 409 && data.ended) finish(data.ended); // the round ended meanwhile
+        }); // the server may then say the step is finished
+      },
+      done: () => {
+        state[i].url = "done";
+        $(`${q.id}-error`).textContent = "";
+        if (questions.length === 1) return send(); // the only question: nothing else to review
+        say(`Question ${i + 1}: done.`);
+      },
     });
   });
 
