@@ -1,7 +1,7 @@
 """The browser answerer in a real Chromium (Playwright): what the person typed is what is sent, in
 any locale (a decimal comma, a thousands separator), kept across a reload of the tab (a draft in
-the tab's session storage, never a secret-like field's text), and a year no form takes is refused
-next to its field."""
+the tab's session storage, with the questions declined one by one, never a secret-like field's
+text), and a year no form takes is refused next to its field."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from mcp_elicit import Form, Integer
 from mcp_elicit.client import ElicitAnswer
-from mcp_elicit.forms import Number, String
+from mcp_elicit.forms import Boolean, Number, String
 from ui.web_rounds import form_request, open_round, url_request
 
 from support.browser import NewPage
@@ -153,7 +153,7 @@ async def test_a_draft_keeps_no_url_step_and_goes_when_the_round_is_cancelled(ne
         _leave_without_asking(page)
         await page.fill("#q0-f0-input", "3")
         assert [json.loads(kept) for kept in (await _draft(page)).values()] == [
-            {"q0-f0-input": "3", "q0-f1-input": ""}
+            {"fields": {"q0-f0-input": "3", "q0-f1-input": ""}, "declined": []}
         ]
         await page.reload()
         await expect(page.locator("#app")).to_have_attribute("data-live", "1")
@@ -163,6 +163,45 @@ async def test_a_draft_keeps_no_url_step_and_goes_when_the_round_is_cancelled(ne
         await expect(page.locator("#finished-title")).to_have_text("Cancelled")
         assert await _draft(page) == {}
         assert await opened.answers() == [ElicitAnswer.cancel()] * 2
+
+
+async def test_a_question_declined_one_by_one_stays_declined_across_a_reload(new_page: NewPage) -> None:
+    """A reload brought back what was typed, but not "Decline this question": the declined
+    question was shown to be answered again, and sent as answered by a person who did not look
+    again. The draft keeps it, and "Answer it after all" too."""
+    requests = [
+        form_request(SMALL, message="How many?", key="size"),
+        form_request(Form(ok=Boolean(title="Newsletter")), message="Newsletter?", key="news"),
+        url_request("https://pay.example.com/"),
+    ]
+    async with open_round(requests) as opened:
+        page = await show(new_page, opened)
+        _leave_without_asking(page)
+        await page.fill("#q0-f0-input", "3")
+        await page.click("#q1 button.decline-one")
+        await page.click("#q2 button.decline-one")
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        for q in ("#q1", "#q2"):
+            await expect(page.locator(f"{q}-declined")).to_be_visible()
+            await expect(page.locator(f"{q} button.decline-one")).to_be_hidden()
+        await expect(page.locator("#q1-f0-input")).to_be_hidden()
+        await expect(page.locator("#q2-open")).to_be_hidden()
+        await page.click("#q1 button.undecline")  # answered after all: kept so too
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#q1-declined")).to_be_hidden()
+        await expect(page.locator("#q1-f0-input")).to_be_visible()
+        await expect(page.locator("#q2-declined")).to_be_visible()
+        await page.check("#q1-f0-input")
+        await review_and_send(page)
+        assert await opened.answers() == [
+            ElicitAnswer.accept(guests=3),
+            ElicitAnswer.accept(ok=True),
+            ElicitAnswer.decline(),
+        ]
+        assert await _draft(page) == {}
 
 
 @pytest.mark.parametrize("clicked", ["a URL's Open", "the page"])

@@ -77,9 +77,14 @@
   // A number's default is shown with this language's decimal mark ("0,5" in German).
   for (const input of form.querySelectorAll(".field[data-number] input")) input.value = showNumber(input.value);
 
-  // What was typed before a reload, back in its fields (draft.js).
-  const draft = window.mcpElicitDraft.open(form, app.dataset.round);
+  // What was typed before a reload, back in its fields, and the questions declined one by
+  // one declined again (draft.js).
+  const declinedIds = () => questions.filter((q, i) => state[i].declined).map((q) => q.id);
+  const draft = window.mcpElicitDraft.open(form, app.dataset.round, declinedIds);
   const restored = draft.restore();
+  questions.forEach((q, i) => {
+    if (restored.declined.has(q.id) && q.querySelector("button.decline-one")) declineOne(i, true);
+  });
 
   function fieldValue(field) {
     unreadable.delete(field.id);
@@ -410,18 +415,26 @@
 
   // ---- several questions: decline one --------------------------------------------------
 
-  form.addEventListener("click", (event) => {
-    const button = event.target.closest("button.decline-one, button.undecline");
-    if (!button) return;
-    const i = questions.findIndex((q) => q.id === button.dataset.q);
+  // Question i declined, or answered after all.
+  function declineOne(i, declining) {
     const q = questions[i];
-    const declining = button.classList.contains("decline-one");
     state[i].declined = declining;
     q.classList.toggle("declined", declining);
     for (const part of q.querySelectorAll(".fields, .url-box")) part.hidden = declining;
     $(`${q.id}-declined`).hidden = !declining;
     q.querySelector("button.decline-one").parentElement.hidden = declining;
     $(`${q.id}-error`).textContent = "";
+  }
+
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest("button.decline-one, button.undecline");
+    if (!button || over) return;
+    const i = questions.findIndex((q) => q.id === button.dataset.q);
+    const q = questions[i];
+    const declining = button.classList.contains("decline-one");
+    declineOne(i, declining);
+    dirty = true;
+    draft.save(); // kept across a reload, as typed answers are
     (declining ? q.querySelector("button.undecline") : q.querySelector("button.decline-one")).focus();
     say(declining ? `Question ${i + 1} will be declined.` : `Question ${i + 1} will be answered.`);
     scheduleCheck();
@@ -457,10 +470,10 @@
     over: () => over,
   });
 
-  if (restored.size) {
-    for (const field of restored) touched.add(field.id);
+  if (restored.filled.size || restored.declined.size) {
+    for (const field of restored.filled) touched.add(field.id);
     dirty = true;
-    say("What you typed before the page was reloaded is back.");
+    say("What you entered before the page was reloaded is back.");
     scheduleCheck();
   }
 

@@ -2,9 +2,10 @@
 // session storage, under the round's own key, so a reload brings it back. Loaded before
 // app.js (which uses it as window.mcpElicitDraft).
 //
-// Rules: only form fields are kept, never a URL-mode step (the person says again that a
-// page is done) and never a field marked data-secret (one that looks like a password, a
-// key or a card: no page should keep one); session storage is this tab's only, and gone
+// Rules: only form fields and the questions declined one by one ("Decline this question")
+// are kept, never a URL-mode step's opening (the person says again that a page is done) and
+// never a field marked data-secret (one that looks like a password, a key or a card: no page
+// should keep one); session storage is this tab's only, and gone
 // with it. The draft is forgotten when the page learns the round ended, and a draft of
 // another round in the same tab is dropped. A round that ends while no page of it is
 // loaded (a reload, another site in the tab) leaves its draft, under its own address
@@ -30,9 +31,10 @@ window.mcpElicitDraft = (() => {
     );
   }
 
-  // The draft of round `round` for the page's `form`: save(), restore() (the fields it
-  // filled in), forget().
-  function open(form, round) {
+  // The draft of round `round` for the page's `form`, declined() naming the questions
+  // declined one by one (their ids): save(), restore() (the fields it filled in, and the ids
+  // of the questions it says were declined), forget().
+  function open(form, round, declined) {
     const key = PREFIX + round;
     const storage = store();
     try {
@@ -43,13 +45,13 @@ window.mcpElicitDraft = (() => {
 
     function save() {
       if (!storage || !round) return;
-      const kept = {};
+      const fields = {};
       for (const control of controls(form)) {
         const boxed = control.type === "checkbox" || control.type === "radio";
-        kept[control.id] = boxed ? control.checked : control.value;
+        fields[control.id] = boxed ? control.checked : control.value;
       }
       try {
-        storage.setItem(key, JSON.stringify(kept));
+        storage.setItem(key, JSON.stringify({ fields, declined: declined() }));
       } catch (error) {
         forget(); // full or refused: no draft, rather than one of some keys ago put back
       }
@@ -63,15 +65,18 @@ window.mcpElicitDraft = (() => {
         kept = null;
       }
       const filled = new Set();
-      if (!kept || typeof kept !== "object") return filled;
+      const fields = kept && typeof kept.fields === "object" && kept.fields;
+      const said = kept && Array.isArray(kept.declined) ? kept.declined : [];
+      const declinedIds = new Set(said.filter((id) => typeof id === "string"));
+      if (!fields) return { filled, declined: declinedIds };
       for (const control of controls(form)) {
-        if (!Object.hasOwn(kept, control.id)) continue;
-        const value = kept[control.id];
+        if (!Object.hasOwn(fields, control.id)) continue;
+        const value = fields[control.id];
         if (control.type === "checkbox" || control.type === "radio") control.checked = value === true;
         else if (typeof value === "string") control.value = value;
         filled.add(control.closest(".field"));
       }
-      return filled;
+      return { filled, declined: declinedIds };
     }
 
     function forget() {
