@@ -5,6 +5,7 @@ width, and both colour schemes and forced colours. No violation of moderate impa
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -115,6 +116,14 @@ async def _menu_opened(page: Page) -> None:
     await expect(page.locator("#q0-done")).to_be_visible()
 
 
+async def _reloaded(page: Page) -> None:
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))  # "Leave site?"
+    await page.reload()
+    await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+    await expect(page.locator("#review-step")).to_be_visible()  # reloaded on the review: shown again
+    await expect(page.locator("#review-title")).to_be_focused()
+
+
 STEPS: dict[str, Callable[[Page], Awaitable[None]]] = {
     "failed submit": _failed_submit,
     "filled": _filled,
@@ -124,6 +133,7 @@ STEPS: dict[str, Callable[[Page], Awaitable[None]]] = {
     "declined": _declined,
     "opened": _opened,
     "menu opened": _menu_opened,
+    "reloaded": _reloaded,
 }
 MEDIA: dict[str, dict[str, Any]] = {
     "light": {"color_scheme": "light"},
@@ -145,6 +155,7 @@ CASES = [
     ("url", ["menu opened"]),
     ("url warned", []),
     ("mixed", ["filled", "declined one", "review"]),
+    ("mixed", ["filled", "declined one", "review", "reloaded"]),
 ]
 
 

@@ -1,5 +1,7 @@
 """The review in a real Chromium (Playwright): the browser's Back while the answers are on
-their way, and a typed text shown as typed (its lines, its spaces, a long word on a phone)."""
+their way, a reload on the review and the round ending there (the tab's history then: one Back
+goes to the form, or leaves an ended page), and a typed text shown as typed (its lines, its
+spaces, a long word on a phone)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,36 @@ import pytest
 
 from mcp_elicit import Form, String
 from mcp_elicit.client import ElicitAnswer
-from ui.web_rounds import form_request, open_round
+from ui.web_rounds import Opened, form_request, open_round, url_request
 
 from support.browser import PHONE, NewPage
-from support.web_page import SMALL, expect, show
+from support.web_page import OSLO, SMALL, expect, show
 
 if TYPE_CHECKING:
-    from playwright.async_api import Route
+    from playwright.async_api import Page, Route
 
 pytestmark = [pytest.mark.anyio]
 
 #: A text field shown as a text area (its default has a line break).
 NOTE = Form(note=String(title="Note", default="first line\nsecond line"))
+#: The page the tab showed before the question's (a stub: nothing leaves the machine).
+BEFORE = "https://example.com/before"
+
+
+async def _after_another_page(new_page: NewPage, opened: Opened) -> Page:
+    """The round's page, opened in a tab that showed ``BEFORE`` first: a Back that leaves
+    the page has somewhere to go."""
+    page = await new_page(**OSLO)
+    page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))  # "Leave site?"
+    await page.goto(BEFORE)
+    await page.goto(opened.url, wait_until="domcontentloaded")
+    await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+    return page
+
+
+async def _review(page: Page) -> None:
+    await page.click("#review")
+    await expect(page.locator("#review-step")).to_be_visible()
 
 
 async def test_back_while_the_answers_are_sent_keeps_the_review(new_page: NewPage) -> None:
@@ -53,8 +73,10 @@ async def test_back_while_the_answers_are_sent_keeps_the_review(new_page: NewPag
         await expect(page.locator("#answers")).to_be_hidden()
         release.set()
         await expect(page.locator("#finished-title")).to_have_text("Sent")
-        await page.evaluate("history.back()")  # and after it: the ended page stays as it is
-        await expect(page.locator("#finished-title")).to_have_text("Sent")
+        await page.wait_for_function(
+            "() => history.state === null"
+        )  # the ended page is off the review's entry
+        await expect(page.locator("#finished-title")).to_have_text("Sent")  # and stays as it is
         await expect(page.locator("#answers")).to_be_hidden()
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
 
@@ -86,3 +108,70 @@ async def test_a_long_word_in_the_review_fits_a_phone(new_page: NewPage) -> None
         await page.click("#review")
         await expect(page.locator("#review-list dd").nth(1)).to_have_text(word)
         assert await page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+
+
+async def test_a_reload_on_the_review_shows_it_again_and_one_back_goes_to_the_form(
+    new_page: NewPage,
+) -> None:
+    """Reloaded on the review, the page showed the form on the review's entry: the Back after
+    it stepped to the form's own entry and seemed to do nothing (the same form again), and a
+    second Back was needed to leave. The reload now shows the review again, from the tab's
+    draft; one Back shows the form with its answers, and the next leaves the page."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await _after_another_page(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await _review(page)
+        await page.reload()
+        await expect(page.locator("#review-step")).to_be_visible()
+        await expect(page.locator("#review-list dd").nth(0)).to_have_text("3")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await expect(page.locator("#answers")).to_be_hidden()
+        await page.go_back()
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        await expect(page.locator("#review-step")).to_be_hidden()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await page.go_back()
+        assert page.url == BEFORE
+
+
+async def test_a_reload_on_a_review_the_draft_cannot_hold_steps_back_to_the_form(
+    new_page: NewPage,
+) -> None:
+    """A URL step is not kept across a reload (the person says again that its page is
+    done), so a review with one cannot be shown again: the reloaded page steps back to the
+    form's own entry, where the form shows what was typed, and one Back then leaves the
+    page rather than step from the form to the same form."""
+    both = [form_request(SMALL), url_request("https://pay.example.com/")]
+    async with open_round(both) as opened:
+        page = await _after_another_page(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        async with page.expect_popup():
+            await page.click("#q1-open")
+        await page.click("#q1-done")
+        await _review(page)
+        await page.reload()
+        await page.wait_for_function("() => history.state === null")  # on the form's entry
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#review-step")).to_be_hidden()
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        await expect(page.locator("#q1-done")).to_be_hidden()  # to be opened again
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await page.go_back()
+        assert page.url == BEFORE
+
+
+async def test_a_round_withdrawn_on_the_review_leaves_no_entry_behind(new_page: NewPage) -> None:
+    """A round that ended while the review was shown (withdrawn by the client here) left the
+    review's entry in the tab's history: the first Back on the ended page did nothing, and
+    a second was needed to leave. The page steps off that entry as it ends."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await _after_another_page(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await _review(page)
+        opened.task.cancel()
+        await expect(page.locator("#finished-title")).to_have_text("Withdrawn")
+        await page.wait_for_function("() => history.state === null")
+        await expect(page.locator("#finished-title")).to_have_text("Withdrawn")  # the ended page stays
+        await page.go_back()
+        assert page.url == BEFORE

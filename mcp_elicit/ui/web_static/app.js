@@ -254,23 +254,22 @@
 
   // ---- review, send, decline, cancel ---------------------------------------------------
 
-  // The review is a step of its own in the tab's history, as it would be on a page of its
-  // own: Back there goes back to the form, not away from the question and its answers (a
-  // "Leave site?" prompt, and the round cancelled once the page is gone). Leaving the review
-  // any other way (Change answers, answers refused) steps back over its entry, so Back then
-  // leaves the form as it would before; Forward to it shows the form (its answers may have
-  // changed since).
-  const REVIEW = "mcp-elicit-review";
-  const onReviewEntry = () => Boolean(history.state && history.state[REVIEW]);
-  // Reloaded on the review, the page shows the form: its entry is the form's again, and the
-  // next review gets an entry of this load's own, which Back leaves without loading anything.
-  if (onReviewEntry()) history.replaceState(null, "");
+  // The review's entry in the tab's history (review.js says what it is for, and why a page
+  // reloaded there shows the review again or steps back to the form's entry).
+  const entry = window.mcpElicitReview.entry();
+  let stepping = false; // a step back over it on its way: one, however many ask
+
+  function stepBack() {
+    if (stepping || !entry.on()) return;
+    stepping = true;
+    history.back();
+  }
 
   function backToForm() {
     reviewStep.hidden = true;
     form.hidden = false;
     retitle("");
-    if (onReviewEntry()) history.back();
+    stepBack();
   }
 
   function focusFirst() {
@@ -279,10 +278,13 @@
   }
 
   window.addEventListener("popstate", () => {
-    if (over || reviewStep.hidden) return; // an ended page, or the form already shown
+    stepping = false;
+    if (over) return; // an ended page stays as it is
+    // Forward to the review's entry: stepped back over, so the form shows on its own entry
+    if (reviewStep.hidden) return stepBack();
     // The answers (or a decline, a cancel) on their way: the review stays, its entry back,
     // so no form is shown to change answers that are being sent as they are.
-    if (busy) return history.pushState({ [REVIEW]: true }, "");
+    if (busy) return entry.push();
     backToForm();
     focusFirst();
   });
@@ -310,7 +312,7 @@
       window.mcpElicitReview.fill(reviewList, questions, data);
       form.hidden = true;
       reviewStep.hidden = false;
-      if (!onReviewEntry()) history.pushState({ [REVIEW]: true }, "");
+      if (!entry.on()) entry.push();
       retitle("Check your answers");
       $("review-title").focus();
     } finally {
@@ -360,6 +362,7 @@
     app.dataset.live = "0"; // an ended page listens no more: its stream is closed
     if (reason === "answered" && state.every((s) => s.declined)) reason = "decline"; // each declined, then sent
     const [title, text] = ENDINGS[reason] || ENDINGS.cancel;
+    stepBack(); // off the review's entry: one Back leaves the ended page
     form.hidden = true;
     reviewStep.hidden = true;
     alarm("");
@@ -474,7 +477,15 @@
     for (const field of restored.filled) touched.add(field.id);
     dirty = true;
     say("What you entered before the page was reloaded is back.");
-    scheduleCheck();
+    if (!entry.landed) scheduleCheck();
+  }
+  if (entry.landed) {
+    // Every answer in the draft: form questions with no secret-like field, or declined ones.
+    const whole = questions.every(
+      (q, i) => state[i].declined || (q.dataset.mode === "form" && !q.querySelector(".field[data-secret]")),
+    );
+    if (whole) review();
+    else stepBack();
   }
 
   window.addEventListener("beforeunload", (event) => {

@@ -1,9 +1,21 @@
-// mcp-elicit: the browser answerer's review, the answers shown back before they are sent.
-// Loaded after values.js, before app.js (which uses it as window.mcpElicitReview).
+// mcp-elicit: the browser answerer's review, the answers shown back before they are sent, and
+// its entry in the tab's history. Loaded after values.js, before app.js (which uses it as
+// window.mcpElicitReview).
 //
 // The rows are the answer server's (/api/check: each field's label and its answer as a person
 // reads it); this script only lays them out, each question's message in the frame the form
 // gives it. All text from the server is set with textContent.
+//
+// The review is a step of its own in the tab's history, as it would be on a page of its own:
+// Back there goes back to the form, not away from the question and its answers (a "Leave
+// site?" prompt, and the round cancelled once the page is gone). Leaving the review any other
+// way (Change answers, answers refused, the round ending) steps back over its entry, so Back
+// then leaves the form (or the ended page) as it would before; Forward to it steps back at
+// once (the answers may have changed since: Review checks them again). A reload keeps the entries a page made as the
+// reloaded page's own (Back and Forward between them load nothing): reloaded on the review,
+// the page shows the review again when the draft holds every answer, and else steps back to
+// the form's entry, rather than show the form on the review's entry with the form's own entry
+// behind it, where a Back would seem to do nothing.
 "use strict";
 
 window.mcpElicitReview = (() => {
@@ -63,5 +75,14 @@ window.mcpElicitReview = (() => {
     });
   }
 
-  return Object.freeze({ fill });
+  const REVIEW = "mcp-elicit-review";
+
+  // The review's entry: landed (this load of the page started on it: a reload there), on()
+  // (the tab is on it now), push() (a new one).
+  function entry() {
+    const on = () => Boolean(history.state && history.state[REVIEW]);
+    return Object.freeze({ landed: on(), on, push: () => history.pushState({ [REVIEW]: true }, "") });
+  }
+
+  return Object.freeze({ entry, fill });
 })();
