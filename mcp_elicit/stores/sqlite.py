@@ -36,8 +36,10 @@ Rules:
   in the working directory here, and a store for this process only is ``MemoryStore``.
 * After ``close`` (idempotent: closes the subscriptions, the connection, the thread)
   every operation raises ``RuntimeError``. The connection is closed on the thread that
-  opened it, after the calls already under way, even when ``close`` itself is cancelled;
-  a failed open closes what it opened before it raises.
+  opened it, after the calls already under way, even when ``close`` itself is cancelled:
+  a cancelled ``close`` returns at once, never blocking the event loop until a call under
+  way ends, and the worker closes the connection (once) and ends in the background. A
+  failed open closes what it opened before it raises.
 * A store dropped without ``close`` while it holds a connection is a leak (the file's
   handles and its lock held until the garbage collector comes): when collected it closes
   the connection and warns (``ResourceWarning``, as an unclosed file does). It closes it
@@ -220,8 +222,13 @@ class SqliteStore:
         closing = self._executor.submit(self._held.close, final=True)
         try:
             await asyncio.shield(asyncio.wrap_future(closing))
-        finally:
-            self._executor.shutdown(wait=True)
+        except BaseException:
+            # Cancelled while a call under way holds the worker (a lock waited for up to
+            # busy_timeout): the worker closes the connection once that call ends, then
+            # its thread ends. Waiting for it here would block the event loop meanwhile.
+            self._executor.shutdown(wait=False)
+            raise
+        self._executor.shutdown(wait=True)  # the worker is idle: its thread ends at once
 
     # ---- the worker thread -------------------------------------------------------------
 

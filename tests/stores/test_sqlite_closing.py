@@ -16,14 +16,12 @@ import sys
 import threading
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import SqliteStore
-from mcp_elicit.stores import sqlite as sqlite_module
 
 from support.handles import database_handles
 from support.waiting import HANG_GUARD
@@ -79,35 +77,59 @@ async def test_close_lets_go_of_every_handle_on_the_file(tmp_path: Path) -> None
     assert database_handles(path) == []
 
 
-async def test_a_close_cancelled_behind_a_call_under_way_still_closes_the_connection(
+async def test_a_close_cancelled_behind_a_call_under_way_returns_and_still_closes_the_connection(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``close`` waits behind a call on the worker thread and is cancelled there (a
-    server stopping under a deadline): the call ends, and the connection is closed all
-    the same. An executor's job cancelled before it starts never runs, so a close that
-    let its own job be cancelled left the file open."""
-    shutting_down = threading.Event()
+    """``close`` waits behind a call on the worker thread (a lock waited for up to
+    ``busy_timeout``, say) and is cancelled there (a server stopping under a deadline): it
+    returns at once, the call still under way, instead of blocking the event loop until
+    that call ended (it waited for the worker thread there). The call ends, and the worker
+    then closes the connection, once, and ends. An executor's job cancelled before it
+    starts never runs, so a close that let its own job be cancelled left the file open."""
+    closes: list[sqlite3.Connection] = []
 
-    class SaysShutdown(ThreadPoolExecutor):
-        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-            shutting_down.set()  # the close's last step, which waits for the worker
-            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+    class Counted(sqlite3.Connection):
+        def close(self) -> None:
+            closes.append(self)
+            super().close()
 
-    monkeypatch.setattr(sqlite_module, "ThreadPoolExecutor", SaysShutdown)
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *args, **kwargs: connect(*args, factory=Counted, **kwargs))
     path = tmp_path / "state.db"
-    clock = GatedClock(gate=shutting_down)  # the put goes on once the close was cancelled
+    gate = threading.Event()
+    clock = GatedClock(gate)
+    before = _workers()
     store = SqliteStore(path, clock=clock)
     await store.put("flow", "first", b"1")
     clock.hold()
     putting = asyncio.create_task(store.put("flow", "second", b"2"))
     assert await asyncio.to_thread(clock.entered.wait, HANG_GUARD), "the put never reached the worker"
+    returned, blocked = threading.Event(), threading.Event()
+
+    def watchdog() -> None:  # lets a blocked loop go on, so that the test fails rather than hangs
+        if not returned.wait(HANG_GUARD):
+            blocked.set()
+            gate.set()
+
+    threading.Thread(target=watchdog, daemon=True).start()
     with pytest.raises(TimeoutError):
         async with asyncio.timeout(0):  # cancels the close once it waits behind the put
             await store.close()
+    returned.set()
+    assert not blocked.is_set(), "the cancelled close blocked the event loop until the put ended"
+    assert not putting.done() and not gate.is_set(), "the put is still under way"
+    assert closes == [], "the connection is closed after the call under way, not before"
+    gate.set()
     await putting
+    for worker in _workers() - before:  # it closes the connection, then ends
+        await asyncio.to_thread(worker.join, HANG_GUARD)
+        assert not worker.is_alive(), "the worker never ended"
+    assert len(closes) == 1, f"the connection was closed {len(closes)} times"
     assert database_handles(path) == [], "the cancelled close left the connection open"
     with pytest.raises(RuntimeError, match="closed"):
         await store.get("flow", "first")
+    await store.close()  # closed already: nothing more happens
+    assert len(closes) == 1
     reopened = SqliteStore(path)
     try:
         assert await reopened.get("flow", "second") == b"2", "the call under way was written"
