@@ -11,12 +11,21 @@ Rules:
   the default file when that file exists (another process of this user on this machine
   asked a step): a server that never asked one creates no file, and does not open the
   default file as its store (that would make a key file for sealing nothing). The
-  completions under way at once share one store per URL, opened by the first, so that a
-  burst of webhook calls uses one connection rather than one each (a process's file
-  handles are few), and closed when the last of them is written. Between bursts such a
-  process holds no connection, thread or lock on the store. A ``memory://`` store so
-  opened is a fresh one, which nobody reads: that is right, as only a step asked in this
-  process (whose ask opened the server's own store) could be released by it.
+  completions under way at once on one event loop share one store per URL, opened by the
+  first, so that a burst of webhook calls uses one connection rather than one each (a
+  process's file handles are few), and closed when the last of them is written. Between
+  bursts such a process holds no connection, thread or lock on the store. A ``memory://``
+  store so opened is a fresh one, which nobody reads: that is right, as only a step asked
+  in this process (whose ask opened the server's own store) could be released by it.
+* A webhook may call from several threads at once, each running an event loop of its own:
+  what is under way is counted under a lock, and each loop opens a store of its own (a
+  store's connections belong to the loop that made them: a Redis pool waited on from
+  another loop fails, "bound to a different event loop"). ``settle`` waits for the writes
+  made on its own loop.
+* A loop closed while writes were still under way on it (neither awaited nor cancelled)
+  never runs them on: the next completion, on any loop, lets go of them, closes the store
+  they shared (it would otherwise stay open, or be handed to a later burst on a loop it
+  does not belong to) and logs the steps they were writing, which may be lost.
 * A store object the server was given is the server's store whatever happens, never
   closed here.
 * A failure is logged (naming the step), never raised into the caller: opening the store
@@ -29,11 +38,16 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import logging
-from collections.abc import Callable
-from typing import TypeAlias
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 from mcp_elicit.server.url_steps import StepCompletions
+from mcp_elicit.stores.base import Store
 
 __all__ = ["StepRecords"]
 
@@ -41,6 +55,14 @@ log = logging.getLogger("mcp_elicit.server")
 
 #: What to publish once a completion is written: a channel and a message (the relay's).
 Told: TypeAlias = tuple[str, bytes] | None
+
+
+@dataclass(eq=False, slots=True)
+class _Burst:
+    """A store opened for the completions under way on one event loop, and how many."""
+
+    steps: StepCompletions
+    writes: int = 1
 
 
 class StepRecords:
@@ -59,10 +81,9 @@ class StepRecords:
         self._own = own
         self._url = url
         self.ttl = ttl
-        self._writing: set[asyncio.Task[None]] = set()
-        self._shared: dict[
-            str, tuple[StepCompletions, int]
-        ] = {}  # by URL: opened for a burst, writes using it
+        self._lock = threading.Lock()  # guards the two below: loops on several threads use them
+        self._writing: dict[asyncio.Task[None], str] = {}  # the writes under way: their step
+        self._bursts: dict[tuple[str, asyncio.AbstractEventLoop], _Burst] = {}  # by URL and loop
 
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
         """Write, without waiting, that ``principal``'s step ``elicitation_id`` is done; then
@@ -83,13 +104,23 @@ class StepRecords:
             )
             return
         task = loop.create_task(self._write(steps, url, elicitation_id, principal, told))
-        self._writing.add(task)
-        task.add_done_callback(self._writing.discard)
+        with self._lock:
+            self._writing[task] = elicitation_id
+        task.add_done_callback(self._written)
 
     async def settle(self) -> None:
-        """Wait for the writes under way (each closes what it opened)."""
-        while self._writing:
-            await asyncio.wait(set(self._writing))
+        """Wait for the writes under way on this event loop (each closes what it opened)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                mine = {task for task in self._writing if task.get_loop() is loop and not task.done()}
+            if not mine:
+                return
+            await asyncio.wait(mine)
+
+    def _written(self, task: asyncio.Task[None]) -> None:
+        with self._lock:
+            self._writing.pop(task, None)
 
     async def _write(
         self,
@@ -99,6 +130,9 @@ class StepRecords:
         principal: str | None,
         told: Told,
     ) -> None:
+        # Here, not in ``record``: a write cancelled before it starts never runs, and would
+        # leave the stores it took over unclosed.
+        abandoned = self._abandoned()
         try:
             if steps is not None:
                 await steps.complete(elicitation_id, principal, told)
@@ -111,30 +145,73 @@ class StepRecords:
                 elicitation_id[:64],
                 exc,
             )
+        finally:
+            for store, where in abandoned:
+                await _close(store, where)
 
     async def _write_for_burst(
         self, url: str, elicitation_id: str, principal: str | None, told: Told
     ) -> None:
-        shared = self._shared.get(url)
-        if shared is None:
+        key = (url, asyncio.get_running_loop())
+        with self._lock:
+            burst = self._bursts.get(key)
+            if burst is not None:
+                burst.writes += 1
+        if burst is None:  # the first of a burst on this loop, the only one to use this key
             from mcp_elicit.stores import open_store
 
-            steps = StepCompletions(open_store(url), ttl=self.ttl)
-        else:
-            steps = shared[0]
-        self._shared[url] = (steps, (shared[1] if shared else 0) + 1)
+            burst = _Burst(StepCompletions(open_store(url), ttl=self.ttl))
+            with self._lock:
+                self._bursts[key] = burst
         try:
-            await steps.complete(elicitation_id, principal, told)
+            await burst.steps.complete(elicitation_id, principal, told)
         finally:
-            now = self._shared.get(url)
-            if now is not None and now[0] is steps:
-                if now[1] > 1:
-                    self._shared[url] = (steps, now[1] - 1)
-                else:  # the last write of the burst
-                    del self._shared[url]
-                    try:
-                        await steps.store.close()
-                    except Exception:
-                        from mcp_elicit.stores.redis import redact_url
+            if self._last(key, burst):
+                await _close(burst.steps.store, url)
 
-                        log.warning("the store %r could not be closed", redact_url(url), exc_info=True)
+    def _last(self, key: tuple[str, asyncio.AbstractEventLoop], burst: _Burst) -> bool:
+        """One write of ``burst`` ended: whether it was the last, its store now to close."""
+        with self._lock:
+            burst.writes -= 1
+            if burst.writes > 0 or self._bursts.get(key) is not burst:  # else let go of, closed elsewhere
+                return False
+            del self._bursts[key]
+            return True
+
+    def _abandoned(self) -> list[tuple[Store, str]]:
+        """Let go of the writes of event loops closed before those writes ended, and of the
+        stores opened for them: those stores (and their URLs), to close."""
+        with self._lock:
+            dead = {
+                task: self._writing.pop(task) for task in list(self._writing) if task.get_loop().is_closed()
+            }
+            gone = [key for key in self._bursts if key[1].is_closed()]
+            stores = [(self._bursts.pop(key).steps.store, key[0]) for key in gone]
+        if not dead:
+            return stores
+        log.warning(
+            "an event loop was closed while completions of URL steps were being written on it (%s): "
+            "they may not be recorded. Await them before closing the loop (Server.stop(), or cancel "
+            "its tasks, as asyncio.run does)",
+            ", ".join(sorted({repr(step[:64]) for step in dead.values()})),
+        )
+        for task in dead:  # never to run on: ended here, not wherever the collector comes
+            _discard(task.get_coro())
+        return stores
+
+
+def _discard(coro: Coroutine[Any, Any, Any] | Any) -> None:
+    """Close a coroutine that will never run on (its loop is closed); what it does on its
+    way out (a finally that awaits, on a loop that is gone) is no one's to hear."""
+    if inspect.iscoroutine(coro):
+        with contextlib.suppress(Exception):
+            coro.close()
+
+
+async def _close(store: Store, url: str) -> None:
+    try:
+        await store.close()
+    except Exception:
+        from mcp_elicit.stores.redis import redact_url
+
+        log.warning("the store %r could not be closed", redact_url(url), exc_info=True)

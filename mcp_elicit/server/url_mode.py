@@ -254,9 +254,9 @@ class UrlMode:
     async def close(self) -> None:
         """The server stopped: close the store if it opened it itself (from a URL, or the
         default file), releasing its connections or thread; a later start opens it again. A
-        store object the server was given stays open: its owner closes it. Completions
-        being recorded (``step_completed``) are written first; one made while the stores
-        close, or after, opens its store for the write and closes it once written
+        store object the server was given stays open: its owner closes it. Completions being
+        recorded on this event loop (``step_completed``) are written first; one made while the
+        stores close, or after, opens its store for the write and closes it once written
         (``server/step_records.py``), and the ones made while closing are waited for too
         (even when a close fails; not when the stop is cancelled, which ends at once).
         Every store opened here is closed even when waiting, or closing another, fails or
