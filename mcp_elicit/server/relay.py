@@ -32,7 +32,9 @@ Rules:
   least once a second, and stops with the relay, once what was mirrored before is
   written and told (a second at most each).
 * A state the store did not take (it is down) is written again at the writer's next look,
-  in the state its task is in then, until the store takes it, and told once written: the
+  in the state its task is in then, until the store takes it, and told once written (the
+  state sealed then, for what is left of its ttl: a state is sealed at each change and
+  renewal only, never once a second per task while the store is down): the
   end of a task that ended during an outage reaches the other instances (and their
   listeners) once the store is back, instead of the state before it until the lease ran
   out, then nothing. Those failures are logged
@@ -71,7 +73,7 @@ import logging
 import math
 import secrets
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -100,6 +102,17 @@ _TICK = 1.0  # the writer looks whether the renewal is due at least this often (
 _COMPLETE = "elicitation/complete"  # a URL step's completion, for the sessions waiting on it
 
 
+class _Queued(NamedTuple):
+    """A task's sealed state waiting for the writer."""
+
+    sealed: bytes
+    ttl: float  # from ``since``
+    owner: str | None
+    inline: bool  # travels in the message that tells it (else announced, to be read)
+    tell: bool  # told once written (not when only renewed)
+    since: float  # when it was sealed, or its ttl last counted
+
+
 class Relay:
     """What this instance tells the others sharing its store, and does for them."""
 
@@ -122,12 +135,13 @@ class Relay:
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
         #: task id -> its latest sealed state, its ttl, its owner, whether the state
-        #: travels in the message that tells it (else it is announced, to be read), and
-        #: whether it is told at all (not when it is only renewed)
-        self._dirty: dict[str, tuple[bytes, float, str | None, bool, bool]] = {}
-        #: task id -> whether it is still to be told: states the store did not take, written
-        #: again at the writer's next look
-        self._unwritten: dict[str, bool] = {}
+        #: travels in the message that tells it (else it is announced, to be read),
+        #: whether it is told at all (not when it is only renewed), and the time it was
+        #: sealed (its ttl counts from then)
+        self._dirty: dict[str, _Queued] = {}
+        #: task id -> what the store did not take (as queued, still to be told once
+        #: written if any of it was), written again at the writer's next look
+        self._unwritten: dict[str, _Queued] = {}
         self._write_outage, self._send_outage, self._read_outage = outages("")
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
@@ -267,11 +281,24 @@ class Relay:
 
     def _rewrite(self, now: float) -> None:
         """Queue again the tasks whose state the store did not take, in their state now
-        (a task no longer kept here is left to expire there)."""
+        (a task no longer kept here is left to expire there). Sealed again only when it
+        must be: a change since, or a renewal, queued a newer state (sealed then); else the
+        state sealed before still is the task's, and is queued as it is, for what is left
+        of its ttl (the seal lasts exactly that), never sealed again once a second for
+        every task while the store is down."""
         unwritten, self._unwritten = self._unwritten, {}
-        for task_id, tell in unwritten.items():
+        for task_id, (sealed, ttl, owner, inline, tell, since) in unwritten.items():
+            queued = self._dirty.get(task_id)
+            if queued is not None:  # a newer state: told if either is to be
+                self._dirty[task_id] = queued._replace(tell=queued.tell or tell)
+                continue
             record = self._tasks.record(task_id)
-            if record is not None:
+            if record is None:
+                continue
+            left = ttl - max(now - since, 0.0)
+            if left > 0:
+                self._dirty[task_id] = _Queued(sealed, left, owner, inline, tell, now)
+            else:  # its seal ran out meanwhile (the clock jumped): sealed anew
                 self._queue(record, now, tell=tell)
 
     def _queue(self, record: TaskRecord, now: float, *, tell: bool) -> bool:
@@ -284,15 +311,12 @@ class Relay:
         except ValueError as exc:  # too large even for the mirror: other instances keep the last state
             if tell:  # said once, at the change; not again at each renewal
                 log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
+            self._unwritten.pop(record.task_id, None)  # an older state is not written in its place
             return False
         queued = self._dirty.get(record.task_id)
-        tell = tell or (queued is not None and queued[4])  # a renewal never swallows a change
-        self._dirty[record.task_id] = (
-            sealed.encode("ascii"),
-            ttl,
-            record.owner,
-            len(sealed) <= _INLINE,
-            tell,
+        tell = tell or (queued is not None and queued.tell)  # a renewal never swallows a change
+        self._dirty[record.task_id] = _Queued(
+            sealed.encode("ascii"), ttl, record.owner, len(sealed) <= _INLINE, tell, now
         )
         return True
 
@@ -374,7 +398,8 @@ class Relay:
             self._rewrite(now)
             batch, self._dirty, upto = self._dirty, {}, self._queued
             failed = False  # once a write fails, the store is not tried again before the next look
-            for task_id, (sealed, ttl, owner, inline, tell) in batch.items():
+            for task_id, queued in batch.items():
+                sealed, ttl, owner, inline, tell, _ = queued
                 if not failed:
                     try:
                         await store.put(TASKS, task_id, sealed, ttl=ttl)
@@ -384,7 +409,7 @@ class Relay:
                     else:
                         self._write_outage.answered()
                 if failed:  # told once written: a message sent now is lost as the write was
-                    self._unwritten[task_id] = self._unwritten.get(task_id, False) or tell
+                    self._unwritten[task_id] = queued
                     continue
                 if not tell:  # renewed: nothing changed
                     continue

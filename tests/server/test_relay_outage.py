@@ -1,14 +1,17 @@
 """The relay while the store is down: a task's change the store did not take is written
 again once it is back, and told then to the listeners of other instances, which missed
-the message sent meanwhile."""
+the message sent meanwhile; its state is sealed once, at the change, not again at every
+look of the writer while the store stays down."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient, instances
@@ -17,6 +20,8 @@ from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
+
+TASKS = 20
 
 
 class OutageStore(MemoryStore):
@@ -99,3 +104,54 @@ async def test_a_listener_elsewhere_hears_the_end_that_came_while_the_store_was_
             assert done["result"]["content"] == [{"type": "text", "text": "done"}]
         finally:
             listening.cancel()
+
+
+async def test_states_the_store_did_not_take_are_not_sealed_again_at_every_look(
+    wire: WireChecker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many tasks end on instance a while the store is down. Each end is sealed once, at
+    the change: the writer's looks while the store stays down (one a second) write the
+    same sealed states again, never sealing each task's state anew every second (with
+    thousands of tasks, that was the writer's whole CPU). Once the store is back, instance
+    b answers for every task with its end."""
+    sealed: list[str] = []
+    seal = StateSealer.seal
+
+    def counted(self: StateSealer, payload: bytes, binding: Binding, **kwargs: Any) -> str:
+        if binding.method == "relay/mirror":
+            sealed.append(binding.target)
+        return seal(self, payload, binding, **kwargs)
+
+    monkeypatch.setattr(StateSealer, "seal", counted)
+    gate = asyncio.Event()
+    a, b = worker(gate), worker(gate)
+    store = OutageStore()
+    async with instances(a, b, store=store):
+        ann = Principal("ann")
+        here, there = (MemoryClient(s, capabilities=WITH_TASKS, principal=ann, checker=wire) for s in (a, b))
+        tasks = [
+            (await here.result("tools/call", {"name": "job", "arguments": {}}))["taskId"]
+            for _ in range(TASKS)
+        ]
+        await a.relay.written()
+        store.down = True
+        sealed.clear()
+        gate.set()
+
+        def ended() -> bool:
+            return all((record := a.tasks.record(t)) is not None and record.terminal for t in tasks)
+
+        await eventually(ended, "every task's end on a")
+        assert sorted(sealed) == sorted(tasks), "each end is sealed once, as it comes"
+        looks = store.failed_writes
+        await eventually(lambda: store.failed_writes >= looks + 3, "three more looks of the writer")
+        assert sorted(sealed) == sorted(tasks), "the writer sealed the states again while the store was down"
+        store.down = False
+
+        async def all_ended_there() -> bool:
+            for task_id in tasks:
+                if (await there.result("tasks/get", {"taskId": task_id}))["status"] != "completed":
+                    return False
+            return True
+
+        await eventually(all_ended_there, "every task's end, on b")
