@@ -175,3 +175,50 @@ async def test_a_round_withdrawn_on_the_review_leaves_no_entry_behind(new_page: 
         await expect(page.locator("#finished-title")).to_have_text("Withdrawn")  # the ended page stays
         await page.go_back()
         assert page.url == BEFORE
+
+
+#: A tab whose session storage is refused (the browser set to keep no site data): no draft.
+_NO_STORAGE = (
+    "Object.defineProperty(window, 'sessionStorage', "
+    "{ get() { throw new DOMException('Access is denied', 'SecurityError'); } })"
+)
+
+
+async def test_a_reload_on_the_review_without_a_draft_shows_the_form(new_page: NewPage) -> None:
+    """With no draft to read (the tab's storage refused, or full), a reload on the review
+    showed the review again of what the reloaded form held: "(no answer)" where the person
+    had typed a note, to be sent as checked. Only a draft of the round brings the review
+    back; without one the page steps back to the form's entry, and one Back leaves."""
+    optional = Form(note=String(title="Note", required=False))
+    async with open_round([form_request(optional)]) as opened:
+        page = await new_page(**OSLO)
+        await page.add_init_script(_NO_STORAGE)
+        page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        await page.goto(BEFORE)
+        await page.goto(opened.url, wait_until="domcontentloaded")
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await page.fill("#q0-f0-input", "by the window")
+        await _review(page)
+        await expect(page.locator("#review-list dd").nth(0)).to_have_text("by the window")
+        await page.reload()
+        await page.wait_for_function("() => history.state === null")  # on the form's entry
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#review-step")).to_be_hidden()
+        await page.go_back()
+        assert page.url == BEFORE
+
+
+async def test_a_reload_on_a_review_of_untouched_defaults_shows_it_again(new_page: NewPage) -> None:
+    """Nothing typed keeps no draft as the form is filled in; the review keeps one, so a
+    reload there shows the review again rather than step back to the form."""
+    async with open_round([form_request(NOTE)]) as opened:
+        page = await _after_another_page(new_page, opened)
+        await _review(page)
+        await page.reload()
+        await expect(page.locator("#review-step")).to_be_visible()
+        shown = await page.locator("#review-list dd").nth(0).evaluate("(dd) => dd.innerText")
+        assert shown == "first line\nsecond line"
+        await page.click("#send")
+        await expect(page.locator("#finished-title")).to_have_text("Sent")
+        assert await opened.answers() == [ElicitAnswer.accept(note="first line\nsecond line")]

@@ -310,6 +310,7 @@
       showProblems(data, true);
       alarm("");
       window.mcpElicitReview.fill(reviewList, questions, data);
+      draft.save(); // a reload here shows the review again, untouched defaults and all
       form.hidden = true;
       reviewStep.hidden = false;
       if (!entry.on()) entry.push();
@@ -480,8 +481,9 @@
     if (!entry.landed) scheduleCheck();
   }
   if (entry.landed) {
-    // Every answer in the draft: form questions with no secret-like field, or declined ones.
-    const whole = questions.every(
+    // Every answer in the draft (none: storage refused or full, the review was of nothing
+    // typed): form questions with no secret-like field, or declined ones.
+    const whole = restored.found && questions.every(
       (q, i) => state[i].declined || (q.dataset.mode === "form" && !q.querySelector(".field[data-secret]")),
     );
     if (whole) review();

@@ -32,8 +32,8 @@ window.mcpElicitDraft = (() => {
   }
 
   // The draft of round `round` for the page's `form`, declined() naming the questions
-  // declined one by one (their ids): save(), restore() (the fields it filled in, and the ids
-  // of the questions it says were declined), forget().
+  // declined one by one (their ids): save(), restore() (found: whether there was one; the
+  // fields it filled in, and the ids of the questions it says were declined), forget().
   function open(form, round, declined) {
     const key = PREFIX + round;
     const storage = store();
@@ -68,7 +68,7 @@ window.mcpElicitDraft = (() => {
       const fields = kept && typeof kept.fields === "object" && kept.fields;
       const said = kept && Array.isArray(kept.declined) ? kept.declined : [];
       const declinedIds = new Set(said.filter((id) => typeof id === "string"));
-      if (!fields) return { filled, declined: declinedIds };
+      if (!fields) return { found: false, filled, declined: declinedIds };
       for (const control of controls(form)) {
         if (!Object.hasOwn(fields, control.id)) continue;
         const value = fields[control.id];
@@ -76,7 +76,7 @@ window.mcpElicitDraft = (() => {
         else if (typeof value === "string") control.value = value;
         filled.add(control.closest(".field"));
       }
-      return { filled, declined: declinedIds };
+      return { found: true, filled, declined: declinedIds };
     }
 
     function forget() {
