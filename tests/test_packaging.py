@@ -239,6 +239,7 @@ import asyncio, json, sys
 import httpx
 from mcp_elicit.core.client_inputs import Origin, ServerInfo, parse_elicitation
 from mcp_elicit.ui import web
+from mcp_elicit.ui.web_assets import STATIC
 
 async def main():
     loop = asyncio.get_running_loop()
@@ -257,9 +258,9 @@ async def main():
     base = link.split("/r/")[0]
     assets = {}
     async with httpx.AsyncClient(timeout=10) as client:
-        for name in ("app.js", "app.css"):
-            response = await client.get(f"{base}/static/{name}")
-            assets[name] = [response.status_code, response.headers["content-type"], response.text]
+        for path in STATIC:
+            response = await client.get(f"{base}{path}")
+            assets[path.rsplit("/", 1)[1]] = [response.status_code, response.headers["content-type"], response.text]
     task.cancel()
     try:
         await task
@@ -278,10 +279,12 @@ def test_the_installed_web_answerer_serves_its_page_assets(built: Built, tmp_pat
     assert Path(seen["package"]).is_relative_to(built.installed), seen["package"]
     assert seen["link"].startswith("http://127.0.0.1:")
     static = ROOT / "mcp_elicit" / "ui" / "web_static"
-    for name, kind in (("app.js", "text/javascript"), ("app.css", "text/css")):
-        status, content_type, text = seen["assets"][name]
+    # every script the page loads (urlstep.js among them) and its stylesheet, each shipped
+    assert set(seen["assets"]) == {path.name for path in static.iterdir()}
+    for name, (status, content_type, text) in seen["assets"].items():
+        kind = "text/css" if name.endswith(".css") else "text/javascript"
         assert status == 200, (name, status)
-        assert content_type.startswith(kind)
+        assert content_type.startswith(kind), (name, content_type)
         assert text == (static / name).read_text(encoding="utf-8")
 
 
