@@ -222,3 +222,24 @@ async def test_a_reload_on_a_review_of_untouched_defaults_shows_it_again(new_pag
         await page.click("#send")
         await expect(page.locator("#finished-title")).to_have_text("Sent")
         assert await opened.answers() == [ElicitAnswer.accept(note="first line\nsecond line")]
+
+
+async def test_a_reload_on_the_review_whose_check_fails_steps_back(new_page: NewPage) -> None:
+    """Reloaded on the review, the page checks the draft's answers again before showing
+    them; when that check could not be made (the answer server said 503 here), the page
+    said so on the form, left on the review's entry: the first Back seemed to do nothing.
+    It steps back to the form's entry, and one Back leaves."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await _after_another_page(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await _review(page)
+        await page.route("**/api/check", lambda route: route.fulfill(status=503, json={}))
+        await page.reload()
+        await expect(page.locator("#alert")).to_have_text(
+            "This could not be sent: the answer server said 503."
+        )
+        await page.wait_for_function("() => history.state === null")  # on the form's entry
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        await page.go_back()
+        assert page.url == BEFORE

@@ -486,7 +486,8 @@
     const whole = restored.found && questions.every(
       (q, i) => state[i].declined || (q.dataset.mode === "form" && !q.querySelector(".field[data-secret]")),
     );
-    if (whole) review();
+    // not shown (the check failed): the form is to be on its own entry all the same
+    if (whole) review().then(() => reviewStep.hidden && stepBack());
     else stepBack();
   }
 
