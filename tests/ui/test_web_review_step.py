@@ -177,6 +177,25 @@ async def test_a_round_withdrawn_on_the_review_leaves_no_entry_behind(new_page: 
         assert page.url == BEFORE
 
 
+async def test_forward_to_the_review_on_an_ended_page_steps_back(new_page: NewPage) -> None:
+    """The ended page steps off the review's entry, but Forward took the tab back onto it,
+    where the ended page stayed: the next Back stepped to the form's entry, the same ended
+    page, and seemed to do nothing. The ended page steps back over it there too."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await _after_another_page(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await _review(page)
+        opened.task.cancel()
+        await expect(page.locator("#finished-title")).to_have_text("Withdrawn")
+        await page.wait_for_function("() => history.state === null")
+        await page.go_forward()
+        await page.wait_for_function("() => history.state === null")  # stepped back over it
+        await expect(page.locator("#finished-title")).to_have_text("Withdrawn")
+        await expect(page.locator("#answers")).to_be_hidden()
+        await page.go_back()
+        assert page.url == BEFORE
+
+
 #: A tab whose session storage is refused (the browser set to keep no site data): no draft.
 _NO_STORAGE = (
     "Object.defineProperty(window, 'sessionStorage', "

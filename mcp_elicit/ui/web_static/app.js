@@ -279,7 +279,7 @@
 
   window.addEventListener("popstate", () => {
     stepping = false;
-    if (over) return; // an ended page stays as it is
+    if (over) return stepBack(); // an ended page stays as it is, off the review's entry
     // Forward to the review's entry: stepped back over, so the form shows on its own entry
     if (reviewStep.hidden) return stepBack();
     // The answers (or a decline, a cancel) on their way: the review stays, its entry back,
