@@ -396,9 +396,10 @@ def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
     asked, answered = urlsplit(url), urlsplit(last.url)
     if (asked.scheme, *_where(url)) == (answered.scheme, *_where(last.url)):
         return None
-    final = urlunsplit((answered.scheme, answered.netloc, answered.path, "", ""))
+    final = redact_urls(urlunsplit((answered.scheme, answered.netloc, answered.path, "", "")))
+    origin = redact_urls(f"{answered.scheme}://{answered.netloc}")  # the server's: no password shown
     return CannotConnect(
-        f"{redact_urls(url)} redirected to {answered.scheme}://{answered.netloc}, which asks for authorization: "
+        f"{redact_urls(url)} redirected to {origin}, which asks for authorization: "
         f"HTTP 401{_challenge(last.headers)}. mcp-elicit does not send tokens or headers across "
         f"origins: use {final} directly."
     )
@@ -411,7 +412,7 @@ def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
     address instead."""
     if last is None or last.status not in (301, 302, 303):
         return None
-    location = clean(urljoin(last.url, last.headers.get("location", "")), joiners=False)
+    location = redact_urls(clean(urljoin(last.url, last.headers.get("location", "")), joiners=False))
     return CannotConnect(
         f"{redact_urls(url)} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
         f"without the JSON-RPC message: use {location} as the TARGET."

@@ -287,3 +287,35 @@ def test_a_server_that_stops_answering_after_connecting(capsys: pytest.CaptureFi
     assert result.code == 3
     assert "answered while connecting, then did not answer tools/list" in result.err
     assert "Is it an MCP server" not in result.err
+
+
+def _moving_to(location: str, status: int) -> type[http.server.BaseHTTPRequestHandler]:
+    """An HTTP server answering every POST with ``status`` to ``location`` ("{port}" in it
+    is its own port), and every other request 401 with a challenge."""
+
+    class Moving(http.server.BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            self.send_response(status)
+            self.send_header("Location", location.format(port=self.server.server_address[1]))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    return Moving
+
+
+@pytest.mark.parametrize("status", [301, 302, 303])
+def test_a_redirect_names_where_it_goes_without_its_password_or_key(
+    capsys: pytest.CaptureFixture[str], status: int
+) -> None:
+    """The server's Location is the server's to write: the error names the address it
+    gives as any URL is shown, no user name and password, no query."""
+    moving = _moving_to("http://me:PASSWORD@127.0.0.1:{port}/next?token=SECRET", status)
+    with serving(moving) as base:
+        result = run(capsys, "check", f"{base}/mcp")
+    assert result.code == 3, result.err
+    assert f"redirects (HTTP {status}) to http://REDACTED:REDACTED@127.0.0.1:" in result.err
+    assert "PASSWORD" not in result.err and "SECRET" not in result.err and "me:" not in result.err
