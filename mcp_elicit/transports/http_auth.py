@@ -71,6 +71,7 @@ from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.authorization_urls import PLAIN_HTTP, cleartext_refusal, far_server
 from mcp_elicit.core.token_endpoint import Tokens
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth_tokens import Authorizer, TokenGrants
 from mcp_elicit.transports.http_documents import discover
 from mcp_elicit.transports.http_dpop import DpopProver
@@ -335,7 +336,9 @@ class OAuth(TokenGrants):
                 try:
                     await self._refresh(self._server)
                 except AuthorizationError as exc:
-                    log.info("refreshing the access token failed (%s); it is sent as it is", exc)
+                    log.info(
+                        "refreshing the access token failed (%s); it is sent as it is", redact_urls(str(exc))
+                    )
             return self._tokens, True
 
     async def _recover(
@@ -347,7 +350,10 @@ class OAuth(TokenGrants):
         resource, server = await discover(self._http, server_url, challenge)
         issuer, self._legacy = server.issuer, resource.legacy
         if self._issuer is not None and issuer != self._issuer:
-            log.info("%s now uses authorization server %s (was %s)", self._key, issuer, self._issuer)
+            log.info(
+                "%s now uses authorization server %s (was %s)",
+                *map(redact_urls, (self._key or "", issuer, self._issuer)),
+            )
             self._tokens = None
             self._scope = None
         self._server, self._issuer, self._resource = server, issuer, resource.resource

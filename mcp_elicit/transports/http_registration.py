@@ -35,6 +35,7 @@ from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.authorization_urls import require_secure
 from mcp_elicit.core.token_endpoint import ClientCredentials
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_documents import post
 
 __all__ = ["ClientIdentity"]
@@ -111,7 +112,7 @@ class ClientIdentity:
         ):
             return known
         if known is not None:  # registered for another redirect URI (a loopback port now taken)
-            log.info("registering again at %s: the redirect URI changed", server.issuer)
+            log.info("registering again at %s: the redirect URI changed", redact_urls(server.issuer))
         if self.client_metadata_url is not None and server.client_id_metadata_documents:
             credentials = ClientCredentials(self.client_metadata_url)
         elif server.registration_endpoint is not None:

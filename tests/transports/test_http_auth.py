@@ -11,6 +11,7 @@ sharing one authorization, a person who says no, and secrets kept out of every m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -291,3 +292,25 @@ async def test_secrets_stay_out_of_errors_and_logs(
     text = "\n".join(ours) + str(caught.value)
     leaked = [secret for secret in site.provider.issued if secret in text]
     assert not leaked
+
+
+async def test_a_server_moving_to_another_authorization_server_is_logged_without_secrets(
+    site: McpAuthorization, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The line saying the server now uses another authorization server names the server
+    URL the tokens are kept under as any URL is shown: its user name and password left out."""
+    caplog.set_level(logging.INFO, logger="mcp_elicit")
+    url = site.url.replace("://", "://me:PASSWORD@", 1)
+    auth = oauth()
+    async with connect_http(url, auth=auth, versions=["2026-07-28"], timeout=10) as client:
+        await client.call_tool("whoami", {})
+    async with serving(whoami_server()) as other:
+        site.mcp.resource_metadata = ResourceMetadata([other.base])
+        site.provider.expire_all()
+        with contextlib.suppress(MCPElicitError):  # other's tokens are not site's: refused
+            async with connect_http(url, auth=auth, versions=["2026-07-28"], timeout=10) as client:
+                await client.call_tool("whoami", {})
+    moved = [r.getMessage() for r in caplog.records if "now uses authorization server" in r.getMessage()]
+    assert moved, "the move was not logged: the check would prove nothing"
+    assert other.base in moved[0] and "REDACTED:REDACTED@" in moved[0]
+    assert "PASSWORD" not in moved[0]
