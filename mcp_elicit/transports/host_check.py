@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_exchange import host_only
 from mcp_elicit.transports.pages import PAGE_NULL_ORIGIN
 
@@ -155,7 +156,7 @@ class HostCheck:
         self._warned.add(name)
         if value is None or len(name) > _LONGEST or name == "null" or not _is_name(name):
             log.warning(
-                "refused a request with %s %r (%d); logged once", header, value and value[:200], status
+                "refused a request with %s %r (%d); logged once", header, _shown(header, value), status
             )
             return
         allow = f"serve --allow-host {name}, or StreamableHTTP(allowed_hosts=[...])"
@@ -174,7 +175,16 @@ class HostCheck:
                 "refused a request from a page at Origin %r (%d): not an allowed host name "
                 "(DNS-rebinding protection). If that site's pages may call this server, allow "
                 "it (%s). Logged once per name",
-                value[:200],
+                _shown(header, value),
                 status,
                 allow,
             )
+
+
+def _shown(header: str, value: str | None) -> str | None:
+    """A refused Host or Origin as a line names it, cut to 200 characters: an Origin (the
+    client's to write, any URL when no browser wrote it) without its user name and
+    password, query or fragment (``redact_urls``, before the cut)."""
+    if value is None:
+        return None
+    return (redact_urls(value) if header == "Origin" else value)[:200]

@@ -239,3 +239,25 @@ async def test_a_null_origin_is_refused_on_every_method_of_the_endpoint_and_the_
         assert (ping.status_code, ping.json()["result"]) == (200, {}), ping.text
         page = await http.get(f"{base}/mcp-elicit/flows/unknown", headers={"origin": "null"})
         assert page.status_code == 403 and "not available" in page.text.lower(), page.text
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://me:PASSWORD@elsewhere.example", "https://elsewhere.example/?key=PASSWORD"]
+)
+async def test_a_refused_origin_is_logged_without_its_password_or_key(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture, origin: str
+) -> None:
+    """An Origin is the client's to write, and one that is no browser's may be any URL: the
+    line saying it was refused shows it as any URL is shown."""
+    caplog.set_level(logging.WARNING, logger="mcp_elicit.http")
+    async with (
+        uvicorn_server(StreamableHTTP(mirroring_server())) as server,
+        httpx.AsyncClient(timeout=10.0) as client,
+    ):
+        reply = await McpHttp(client, server.url, wire).request(
+            "tools/list", headers={"Origin": origin}, refused=True
+        )
+    assert reply.status == 403, reply.body
+    lines = [r.getMessage() for r in caplog.records if "refused a request" in r.getMessage()]
+    assert lines, "the refusal was not logged: the check would prove nothing"
+    assert "PASSWORD" not in "\n".join(lines) and "REDACTED" in "\n".join(lines)
