@@ -146,6 +146,7 @@ class Client:
             telemetry=load_telemetry(telemetry, "client"),
         )
         self._session: ModernSession | HandshakeSession | None = None
+        self._settling = False  # the revision is being settled: no session hears the server yet
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._open = False
         self._closed = False
@@ -211,20 +212,32 @@ class Client:
         self._session = await self._negotiate()
 
     async def _negotiate(self) -> ModernSession | HandshakeSession:
-        return await negotiate(
-            self._conn,
-            self.transport,
-            versions=self.versions,
-            limits=self.limits,
-            probe_timeout=self.probe_timeout,
-            routes=self._subscriptions,
-            began=self._began,
-        )
+        """Until a session begins, none hears what the server sends (``_hearing``): after a
+        restart, not the one of the process that ended either."""
+        self._settling = True
+        try:
+            return await negotiate(
+                self._conn,
+                self.transport,
+                versions=self.versions,
+                limits=self.limits,
+                probe_timeout=self.probe_timeout,
+                routes=self._subscriptions,
+                began=self._began,
+            )
+        finally:
+            self._settling = False
 
     def _began(self, session: HandshakeSession) -> None:
         """The handshake's session is the client's as ``initialize`` starts: it answers
         the server's requests during the handshake (``_route``)."""
         self._session = session
+        self._settling = False
+
+    def _hearing(self) -> ModernSession | HandshakeSession | None:
+        """The session that hears the server: none while the revision is being settled
+        before a handshake began (a restarted server's requests are not the ended one's)."""
+        return None if self._settling else self._session
 
     def _adopt(self, discover: Mapping[str, Any]) -> None:
         self._conn.server = discovered_server(discover, self.transport.where)
@@ -233,14 +246,14 @@ class Client:
         if not isinstance(message, Notification):
             await self._route(message)
             return
-        session = self._session
+        session = self._hearing()
         revision = session.revision if session is not None else None
         sid = session.session_id if isinstance(session, HandshakeSession) else None
         with self._conn.receiving(message, revision, sid):
             await self._route(message)
 
     async def _route(self, message: Message) -> None:
-        session = self._session
+        session = self._hearing()
         if isinstance(message, Notification) and any(
             s.deliver(message) for s in self._subscriptions.values()
         ):

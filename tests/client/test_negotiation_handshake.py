@@ -8,13 +8,19 @@ on its ``ping`` would never answer ``initialize``."""
 
 from __future__ import annotations
 
+import logging
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from client.fakes import FakeTransport, error
 from mcp_elicit.client import Client
+from mcp_elicit.client.answerers import Scripted
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.stdio_client import connect_stdio
 from mcp_elicit.wire.versions import SUPPORTED
 
 from support.handshake import FORM, V2025, elicit, init
@@ -54,3 +60,56 @@ async def test_requests_before_initialize_is_answered_reach_the_handshake_sessio
     assert "came before the session was initialized" in answers["e-1"]["error"]["message"]
     wire_2025.response("ping", answers["p-1"])
     wire_2025.response("elicitation/create", answers["e-1"])
+
+
+#: A stdio server of the handshake era (server/discover unknown). Its tool "die" exits;
+#: started again, it asks a question as the probe arrives, before anything is initialized.
+RESTARTED = """
+import json, sys
+with open(sys.argv[1], "a+") as lives:
+    lives.seek(0)
+    life = len(lives.read().split())
+    lives.write("life\\n")
+ASK = {"jsonrpc": "2.0", "id": "q-early", "method": "elicitation/create", "params": {
+    "mode": "form", "message": "Who?",
+    "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if method is None or method.startswith("notifications/"):
+        continue
+    if method == "server/discover":
+        if life:
+            print(json.dumps(ASK), flush=True)
+        out = {"error": {"code": -32601, "message": "Method not found"}}
+    elif method == "initialize":
+        out = {"result": {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "old", "version": "1"}}}
+    elif message["params"]["name"] == "die":
+        sys.exit(3)
+    else:
+        out = {"result": {"content": []}}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], **out}), flush=True)
+"""
+
+
+async def test_a_restarted_servers_request_during_the_probe_is_not_heard_by_the_ended_session(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While a restarted stdio server's revision is probed again, the session of the
+    process that ended was still the client's: a question the new process sent before
+    anything was initialized went to the person through it (and its answer back), where
+    at the first connecting it met no session. Now it meets none either time: logged and
+    ignored, the person not asked."""
+    script = tmp_path / "restarted.py"
+    script.write_text(RESTARTED)
+    answerer = Scripted.from_script([{"content": {"n": "Ann"}}])
+    command = [sys.executable, str(script), str(tmp_path / "lives")]
+    async with connect_stdio(command, answerer=answerer, timeout=20) as client:
+        with pytest.raises(TransportError, match="exited with code 3"):
+            await client.call_tool("die")
+        with caplog.at_level(logging.WARNING, logger="mcp_elicit.client"):
+            assert await client.call_tool("t") == {"content": []}
+        assert isinstance(client.session, HandshakeSession) and client.revision == "2025-11-25"
+    assert answerer.used == []
+    assert any("ignoring an unsolicited Request" in r.getMessage() for r in caplog.records)
