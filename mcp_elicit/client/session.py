@@ -36,7 +36,9 @@ Rules:
   once, each raising ``TransportError`` ("the client was closed"), a question its person
   is on withdrawn; a subscription's iteration ends; a closed client's calls raise it too.
 * A stdio server that exited on its own is started again by the next call, its era probed
-  again (``client.restarts``); what was in flight is lost with it, never sent again.
+  again (``client.restarts``); what was in flight is lost with it, never sent again. A
+  request the new process sends while its era is probed, before any handshake begins, is
+  logged and ignored, as at the first connecting: never answered by the ended session.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
