@@ -38,8 +38,9 @@ Rules:
   every operation raises ``RuntimeError``. The connection is closed on the thread that
   opened it, after the calls already under way, even when ``close`` itself is cancelled:
   a cancelled ``close`` returns at once, never blocking the event loop until a call under
-  way ends, and the worker closes the connection (once) and ends in the background. A
-  failed open closes what it opened before it raises.
+  way ends, and the worker closes the connection (once) and ends in the background; a
+  ``close`` after it returns once the connection is closed. A failed open closes what it
+  opened before it raises.
 * A store dropped without ``close`` while it holds a connection is a leak (the file's
   handles and its lock held until the garbage collector comes): when collected it closes
   the connection and warns (``ResourceWarning``, as an unclosed file does). It closes it
@@ -60,7 +61,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TypeVar
@@ -139,6 +140,7 @@ class SqliteStore:
         self._hub = hub
         self._subs = SubscriptionSet(hub)
         self._closed = False
+        self._closing: Future[None] | None = None  # the connection's close, once queued
         self._finalizer = weakref.finalize(self, _release, self._held, str(self.path))
         self._finalizer.atexit = False  # a store still referenced at exit is not a leak
 
@@ -211,7 +213,9 @@ class SqliteStore:
         return await self._run(lambda db: _purge(db, self._clock()))
 
     async def close(self) -> None:
-        if self._closed:
+        if self._closing is not None:  # closed, or closing behind a call under way
+            if not self._closing.done():  # a close cancelled before: wait for what it queued
+                await asyncio.shield(asyncio.wrap_future(self._closing))
             return
         self._closed = True
         self._finalizer.detach()
@@ -219,7 +223,7 @@ class SqliteStore:
         # Queued after the calls under way; shielded, so that a cancelled close (a task
         # cancelled, a server stopping under a deadline) still closes the connection: an
         # executor's job cancelled before it starts never runs.
-        closing = self._executor.submit(self._held.close, final=True)
+        closing = self._closing = self._executor.submit(self._held.close, final=True)
         try:
             await asyncio.shield(asyncio.wrap_future(closing))
         except BaseException:

@@ -137,6 +137,37 @@ async def test_a_close_cancelled_behind_a_call_under_way_returns_and_still_close
         await reopened.close()
 
 
+async def test_a_close_after_a_cancelled_one_returns_once_the_connection_is_closed(tmp_path: Path) -> None:
+    """A close cancelled behind a call under way returns at once, the connection still
+    open until that call ends. Closing again (a caller that makes sure, a second stop)
+    waits for that connection's close: it returned at once, the file still open, so a
+    caller went on to move or delete a file still held (and on Windows could not)."""
+    path = tmp_path / "state.db"
+    gate = threading.Event()
+    clock = GatedClock(gate)
+    store = SqliteStore(path, clock=clock)
+    await store.put("flow", "first", b"1")
+    clock.hold()
+    putting = asyncio.create_task(store.put("flow", "second", b"2"))
+    try:
+        assert await asyncio.to_thread(clock.entered.wait, HANG_GUARD), "the put never reached the worker"
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0):  # cancels the close once it waits behind the put
+                await store.close()
+        again = asyncio.create_task(store.close())
+        for _ in range(5):  # turns of the loop: a close that waits for nothing is done by now
+            await asyncio.sleep(0)
+        assert not again.done(), "the second close returned with the connection still open"
+        gate.set()
+        async with asyncio.timeout(HANG_GUARD):
+            await again
+        assert database_handles(path) == [], "the second close returned before the connection closed"
+        await putting
+    finally:
+        gate.set()
+        await asyncio.gather(putting, return_exceptions=True)
+
+
 @pytest.mark.parametrize("kind", ["another program's", "a newer schema"])
 async def test_an_open_that_fails_closes_what_it_opened(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "state.db"
