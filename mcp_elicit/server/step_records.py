@@ -25,7 +25,10 @@ Rules:
 * A loop closed while writes were still under way on it (neither awaited nor cancelled)
   never runs them on: the next completion, on any loop, lets go of them, closes the store
   they shared (it would otherwise stay open, or be handed to a later burst on a loop it
-  does not belong to) and logs the steps they were writing, which may be lost.
+  does not belong to) and logs the steps they were writing, which may be lost. Each such
+  store is closed by a task of its own, counted with the writes (``settle`` waits for
+  it); one whose loop is closed early in turn is handed on to the next completion, never
+  left half run for the garbage collector to finish wherever it comes.
 * A store object the server was given is the server's store whatever happens, never
   closed here.
 * A failure is logged (naming the step), never raised into the caller: opening the store
@@ -55,6 +58,9 @@ log = logging.getLogger("mcp_elicit.server")
 
 #: What to publish once a completion is written: a channel and a message (the relay's).
 Told: TypeAlias = tuple[str, bytes] | None
+#: What a task under way does: write the completion of a step (its id), or close a store
+#: (and its URL) that writes of a closed event loop left open.
+_Doing: TypeAlias = str | tuple[Store, str]
 
 
 @dataclass(eq=False, slots=True)
@@ -82,7 +88,7 @@ class StepRecords:
         self._url = url
         self.ttl = ttl
         self._lock = threading.Lock()  # guards the two below: loops on several threads use them
-        self._writing: dict[asyncio.Task[None], str] = {}  # the writes under way: their step
+        self._writing: dict[asyncio.Task[None], _Doing] = {}  # the writes (and closes) under way
         self._bursts: dict[tuple[str, asyncio.AbstractEventLoop], _Burst] = {}  # by URL and loop
 
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
@@ -103,13 +109,18 @@ class StepRecords:
                 elicitation_id[:64],
             )
             return
-        task = loop.create_task(self._write(steps, url, elicitation_id, principal, told))
+        self._start(
+            loop.create_task(self._write(steps, url, elicitation_id, principal, told)), elicitation_id
+        )
+
+    def _start(self, task: asyncio.Task[None], doing: _Doing) -> None:
         with self._lock:
-            self._writing[task] = elicitation_id
+            self._writing[task] = doing
         task.add_done_callback(self._written)
 
     async def settle(self) -> None:
-        """Wait for the writes under way on this event loop (each closes what it opened)."""
+        """Wait for the writes under way on this event loop (each closes what it opened), and
+        the closes of stores that closed loops left."""
         loop = asyncio.get_running_loop()
         while True:
             with self._lock:
@@ -130,9 +141,12 @@ class StepRecords:
         principal: str | None,
         told: Told,
     ) -> None:
-        # Here, not in ``record``: a write cancelled before it starts never runs, and would
-        # leave the stores it took over unclosed.
-        abandoned = self._abandoned()
+        # Each store a closed loop left is closed by a task of its own, started here (not in
+        # ``record``, run by a loop that may never run it), all at once: a loop closed
+        # early in turn hands on what it had not begun to close (``_abandoned``).
+        loop = asyncio.get_running_loop()
+        for store, where in self._abandoned():
+            self._start(loop.create_task(_close(store, where)), (store, where))
         try:
             if steps is not None:
                 await steps.complete(elicitation_id, principal, told)
@@ -145,9 +159,6 @@ class StepRecords:
                 elicitation_id[:64],
                 exc,
             )
-        finally:
-            for store, where in abandoned:
-                await _close(store, where)
 
     async def _write_for_burst(
         self, url: str, elicitation_id: str, principal: str | None, told: Told
@@ -180,23 +191,26 @@ class StepRecords:
 
     def _abandoned(self) -> list[tuple[Store, str]]:
         """Let go of the writes of event loops closed before those writes ended, and of the
-        stores opened for them: those stores (and their URLs), to close."""
+        stores opened for them: those stores (and their URLs), to close, with those such a
+        loop was closing (closing one again waits for the close begun, if any)."""
         with self._lock:
             dead = {
                 task: self._writing.pop(task) for task in list(self._writing) if task.get_loop().is_closed()
             }
             gone = [key for key in self._bursts if key[1].is_closed()]
             stores = [(self._bursts.pop(key).steps.store, key[0]) for key in gone]
-        if not dead:
+        stores += [doing for doing in dead.values() if not isinstance(doing, str)]
+        for task in dead:  # never to run on: ended here, not wherever the collector comes
+            _discard(task.get_coro())
+        steps = {repr(doing[:64]) for doing in dead.values() if isinstance(doing, str)}
+        if not steps:
             return stores
         log.warning(
             "an event loop was closed while completions of URL steps were being written on it (%s): "
             "they may not be recorded. Await them before closing the loop (Server.stop(), or cancel "
             "its tasks, as asyncio.run does)",
-            ", ".join(sorted({repr(step[:64]) for step in dead.values()})),
+            ", ".join(sorted(steps)),
         )
-        for task in dead:  # never to run on: ended here, not wherever the collector comes
-            _discard(task.get_coro())
         return stores
 
 

@@ -8,6 +8,7 @@ loop closed with writes under way leaves nothing stuck for the next completion."
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import subprocess
@@ -23,7 +24,7 @@ from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores import Store
 
 from support.handles import database_handles
-from support.waiting import HANG_GUARD, hang_guard
+from support.waiting import HANG_GUARD, eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -127,13 +128,46 @@ async def test_a_loop_closed_with_writes_under_way_leaves_nothing_stuck(
     url = "sqlite:///" + str(path).lstrip("/")
     app = Server("shop", state_keys=KEYS, store=url)
     await asyncio.to_thread(_close_early, app, "pay-0", "pay-1")
-    assert database_handles(path), "the closed loop's writes hold the store open"
+    # the store opens on its worker thread, which the closed loop did not wait for
+    await eventually(lambda: database_handles(path), "the closed loop's writes hold the store open")
     with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
         app.complete_elicitation("pay-2", "alice")
         async with hang_guard("the close, after a loop closed with writes under way"):
             await app.url_mode.close()
     assert "'pay-0', 'pay-1'" in caplog.text and "may not be recorded" in caplog.text, caplog.text
     assert database_handles(path) == [], "the store the closed loop's writes held was left open"
+    reader = StepCompletions(stores.open_store(url), ttl=600.0)
+    try:
+        assert await reader.marker("pay-2", "alice"), "the later completion was lost"
+    finally:
+        await reader.store.close()
+
+
+async def test_loops_closed_one_after_another_leave_no_write_half_closed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A loop closed with a write under way; the next loop's write takes over the store it
+    held, to close it, and that loop is closed early too. A later completion lets go of
+    both: the second write's coroutine, closed, then ended inside that store's close
+    ("coroutine ignored GeneratorExit", swallowed) and stayed suspended there, to be run
+    on by the garbage collector wherever it came (an executor's shutdown, a store's close
+    with no loop), and every store it was to close after that one was never closed."""
+    path = tmp_path / "state.db"
+    url = "sqlite:///" + str(path).lstrip("/")
+    app = Server("shop", state_keys=KEYS, store=url)
+    records = app.url_mode._records
+    stranded = []
+    for step in ("pay-0", "pay-1"):
+        await asyncio.to_thread(_close_early, app, step)
+        stranded += [task.get_coro() for task in records._writing if task.get_loop().is_closed()]
+    assert len(stranded) >= 2, "each closed loop left its write under way"
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        app.complete_elicitation("pay-2", "alice")
+        async with hang_guard("the close, after two loops closed with writes under way"):
+            await app.url_mode.close()
+    half = [coro for coro in stranded if inspect.getcoroutinestate(coro) != inspect.CORO_CLOSED]
+    assert half == [], "a closed loop's write was left suspended, for the collector to run on"
+    assert database_handles(path) == [], "a store a closed loop's write held was left open"
     reader = StepCompletions(stores.open_store(url), ttl=600.0)
     try:
         assert await reader.marker("pay-2", "alice"), "the later completion was lost"
