@@ -106,9 +106,10 @@ def session_label(session: str) -> str:
 def peer_text(text: str, most: int = _SAID) -> str:
     """What the peer wrote (an error's message, its message to the person), or a text
     that quotes it, as a line repeats it: cut at ``most`` characters, any URL without its
-    user name and password, query and fragment (a page's one-time key), and inert."""
-    cut = text if len(text) <= most else text[:most] + "…"
-    return inert(redact_urls(cut))
+    user name and password, query and fragment (a page's one-time key), and inert.
+    Redacted before the cut: a URL cut inside its password would keep part of it."""
+    text = redact_urls(text)
+    return inert(text if len(text) <= most else text[:most] + "…")
 
 
 def reported_on(log: logging.Logger) -> Callable[[str], None]:

@@ -57,6 +57,15 @@ def test_a_peers_message_and_text_are_cut_and_inert() -> None:
     assert len(said) < 600
 
 
+def test_a_url_cut_inside_its_password_keeps_none_of_it() -> None:
+    """The cut comes after the redaction: cut first, the "@" that marks the password as
+    one is past the cut, and what is left of the password reads as a host."""
+    said = peer_text("failed: https://me:" + "S" * 600 + "@h.example/")
+    assert "S" not in said and said.startswith("failed: https://REDACTED:REDACTED@h.example/")
+    said = peer_text("x" * 480 + " https://me:" + "S" * 100 + "@h.example/")
+    assert "S" not in said and said.endswith(" https://REDACTED:RE…")
+
+
 def test_a_spans_request_id_is_its_string_form_cut() -> None:
     """As the semantic conventions have it (``10``, ``request-7``), the same for an id of
     either side; past 128 characters, cut."""
