@@ -34,6 +34,7 @@ Every refusal is an :class:`AuthorizationError` naming the URL (cut short) and w
 from __future__ import annotations
 
 import ipaddress
+import re
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
@@ -59,10 +60,27 @@ __all__ = [
 ]
 
 
+#: What ends a URL's authority in a quoted value (as it ends a URL's run for
+#: ``redact_urls``): an "@" before the next of these, past a cut, ends user information
+#: the cut fell inside. Not a backslash: in a repr it may be an escape the password holds.
+_AUTHORITY_END = re.compile(r"[\s/?#'\"]")
+_RUN_START = re.compile(r"[^\s/'\"]*\Z")
+
+
 def quoted_value(value: object, limit: int = 120) -> str:
-    """A value from the network, in an error: its repr cut to ``limit`` characters."""
+    """A value from the network, in an error: its repr cut to ``limit`` characters. A cut
+    inside a URL's user information keeps none of it (``'https://me:...``, not part of
+    the password): cut, the "@" that marks it as such is gone, and redacting the error's
+    URLs later would not find it."""
     text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) <= limit:
+        return text
+    kept, rest = text[: limit - 3], text[limit - 3 :]
+    end = _AUTHORITY_END.search(rest)
+    if "@" in rest[: len(rest) if end is None else end.start()]:
+        run = _RUN_START.search(kept)
+        kept = kept if run is None else kept[: run.start()]
+    return kept + "..."
 
 
 def split_url(url: str, what: str) -> urllib.parse.SplitResult:

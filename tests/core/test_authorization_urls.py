@@ -11,6 +11,8 @@ from mcp_elicit.core.authorization_urls import (
     check_resource,
     cleartext_refusal,
     protected_resource_urls,
+    quoted_value,
+    require_secure,
 )
 
 from support.authorization import SERVER_URL, _refused
@@ -345,3 +347,15 @@ def test_check_resource_refuses_another_resource(server_url: str, resource: str)
     message = _refused(check_resource, server_url, resource)
     assert repr(resource) in message
     assert repr(server_url) in message
+
+
+def test_a_url_cut_inside_its_password_names_none_of_it() -> None:
+    """An error quotes a URL to 120 characters: a cut inside its user information keeps
+    none of it, for once cut, the "@" that marks a password as one is gone and redacting
+    the error's URLs later does not find it. Other cuts stay as they were."""
+    said = _refused(require_secure, "http://me:" + "Q" * 200 + "@far.example/", "the issuer")
+    assert "Q" not in said and "'http://..." in said
+    assert "Q" not in quoted_value("https:me:" + "Q" * 200 + "@h/")  # no slashes: the whole URL
+    assert "Q" not in quoted_value("https://me:" + "Q\x01" * 100 + "@h/")  # repr's escapes
+    assert quoted_value("https://h.example/" + "p" * 200) == "'https://h.example/" + "p" * 98 + "..."
+    assert quoted_value("https://me@h.example/" + "p" * 200).startswith("'https://me@h.example/ppp")
