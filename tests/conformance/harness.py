@@ -88,10 +88,20 @@ def read_results(out_dir: Path, scenarios: list[str], prefix: str = "") -> Outco
                     said = check.get("errorMessage") or json.dumps(check.get("details"), sort_keys=True)
                     bad.append(f"{check['id']} {check['status']}: {said[:300]}")
         if bad:
-            outcome.failed[name] = bad
+            outcome.failed[name] = bad + [tail for path in found if (tail := _stderr_tail(path.parent))]
         else:
             outcome.passed.append(name)
     return outcome
+
+
+def _stderr_tail(scenario_dir: Path, lines: int = 12) -> str:
+    """The last lines the program under test wrote to stderr in one scenario (the suite keeps
+    them beside checks.json), so that a failure seen only in CI says what the program saw."""
+    path = scenario_dir / "stderr.txt"
+    if not path.is_file():
+        return ""
+    tail = path.read_text(errors="replace").strip().splitlines()[-lines:]
+    return "its stderr ended with:\n    " + "\n    ".join(tail) if tail else ""
 
 
 def free_port() -> int:
