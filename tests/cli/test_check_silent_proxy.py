@@ -14,20 +14,14 @@ from mcp_elicit.cli.check import run_check
 from mcp_elicit.cli.targets import Target
 from mcp_elicit.errors import CliError
 
-from support.forward_proxy import forward_proxy, mute_proxy
+from support.forward_proxy import clear_proxy_environment, forward_proxy, mute_proxy
 
 pytestmark = pytest.mark.anyio
-
-VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 
 
 @pytest.fixture(autouse=True)
 def no_proxy_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no proxy in the environment, whatever the machine's is."""
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    monkeypatch.delenv("REQUEST_METHOD", raising=False)  # urllib drops HTTP_PROXY under CGI
+    clear_proxy_environment(monkeypatch)
 
 
 @pytest.mark.parametrize("timeout", [1.0, 2.0])

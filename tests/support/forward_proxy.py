@@ -12,7 +12,8 @@ request must carry in ``Proxy-Authorization`` (Basic), else it is answered 407 w
 ``Proxy-Authenticate`` challenge.
 
 ``forward_proxy(hosts)`` runs one until the block ends; ``mute_proxy`` runs one that never
-answers.
+answers. ``clear_proxy_environment`` takes the machine's proxy settings out of a test's
+environment (for a module's autouse fixture).
 """
 
 from __future__ import annotations
@@ -25,7 +26,21 @@ import urllib.parse
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-__all__ = ["ForwardProxy", "forward_proxy", "mute_proxy"]
+import pytest
+
+__all__ = ["ForwardProxy", "clear_proxy_environment", "forward_proxy", "mute_proxy"]
+
+#: The environment's proxy settings (each also read in lower case).
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+def clear_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy in the test's environment, whatever the machine's is."""
+    for name in _PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.delenv("REQUEST_METHOD", raising=False)  # urllib drops HTTP_PROXY under CGI
+
 
 _DROPPED = frozenset({"proxy-authorization", "proxy-connection", "connection", "keep-alive"})
 

@@ -22,23 +22,19 @@ from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from support.forward_proxy import ForwardProxy, forward_proxy
+from support.forward_proxy import ForwardProxy, clear_proxy_environment, forward_proxy
 from support.named_site import Browser, Dns, Site, in_process, named_site, trust_names
 
 pytestmark = pytest.mark.anyio
 
-#: What the proxy knows: the test's internet.
-INTERNET = {"mcp.example.com": "127.0.0.1", "auth.example.net": "127.0.0.1"}
-VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
-
 
 @pytest.fixture(autouse=True)
 def no_proxy_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no proxy in the environment, whatever the machine's is."""
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    monkeypatch.delenv("REQUEST_METHOD", raising=False)  # urllib drops HTTP_PROXY under CGI
+    clear_proxy_environment(monkeypatch)
+
+
+#: What the proxy knows: the test's internet.
+INTERNET = {"mcp.example.com": "127.0.0.1", "auth.example.net": "127.0.0.1"}
 
 
 @pytest.fixture

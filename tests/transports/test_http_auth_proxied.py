@@ -36,7 +36,7 @@ from mcp_elicit.transports.http_documents import post
 from mcp_elicit.transports.http_pinned import PinnedBackend, PinnedTransport
 from mcp_elicit.transports.http_proxy import through_environment
 
-from support.forward_proxy import ForwardProxy, forward_proxy, mute_proxy
+from support.forward_proxy import ForwardProxy, clear_proxy_environment, forward_proxy, mute_proxy
 from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
 from support.named_site import (
     Browser,
@@ -53,18 +53,14 @@ from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
 
-#: What the proxy knows: the test's internet.
-INTERNET = {"mcp.example.com": "127.0.0.1", "auth.example.net": "127.0.0.1", "localhost": "127.0.0.1"}
-VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
-
 
 @pytest.fixture(autouse=True)
 def no_proxy_yet(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no proxy in the environment, whatever the machine's is."""
-    for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    monkeypatch.delenv("REQUEST_METHOD", raising=False)  # urllib drops HTTP_PROXY under CGI
+    clear_proxy_environment(monkeypatch)
+
+
+#: What the proxy knows: the test's internet.
+INTERNET = {"mcp.example.com": "127.0.0.1", "auth.example.net": "127.0.0.1", "localhost": "127.0.0.1"}
 
 
 @pytest.fixture
