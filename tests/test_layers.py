@@ -4,7 +4,8 @@ errors -> wire, forms, sealing -> core -> stores, streams -> server, client -> t
 -> ui -> cli; telemetry and log_labels (how a log line names a peer's request) are
 beside core, for server and client alike. inert_text (a peer's text made inert for
 display) is a leaf beside errors: it imports nothing of the package, and core and the
-telemetry attributes both use it. Each module is parsed with ``ast``; an import
+telemetry attributes both use it; url_redaction (a URL shown without its secrets) is one
+too, importing only inert_text. Each module is parsed with ``ast``; an import
 of a layer it may not use, or of an I/O library from a sans-IO layer, fails this test
 with the file and line.
 """
@@ -19,19 +20,20 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_elicit"
 
 # What a layer may import is what the layer below it may, and that layer.
-_UNDER_CORE = {"errors", "inert_text", "wire", "forms", "sealing"}
+_UNDER_CORE = {"errors", "inert_text", "url_redaction", "wire", "forms", "sealing"}
 _UNDER_SERVER = _UNDER_CORE | {"core", "stores", "streams", "telemetry", "telemetry_attributes", "log_labels"}
 _UNDER_TRANSPORTS = _UNDER_SERVER | {"server", "client"}
 ALLOWED: dict[str, set[str]] = {  # each layer and the layers it may import
     "errors": set(),
     "inert_text": set(),
+    "url_redaction": {"inert_text"},
     "wire": {"errors"},
     "forms": {"errors"},
     "sealing": {"errors"},
-    "telemetry_attributes": {"errors", "inert_text", "wire"},
-    "telemetry_spans": {"errors", "inert_text", "wire", "telemetry_attributes"},
-    "telemetry": {"errors", "inert_text", "wire", "telemetry_attributes", "telemetry_spans"},
-    "log_labels": {"errors", "inert_text", "wire", "telemetry_attributes"},
+    "telemetry_attributes": {"errors", "inert_text", "url_redaction", "wire"},
+    "telemetry_spans": {"errors", "inert_text", "url_redaction", "wire", "telemetry_attributes"},
+    "telemetry": {"errors", "inert_text", "url_redaction", "wire", "telemetry_attributes", "telemetry_spans"},
+    "log_labels": {"errors", "inert_text", "url_redaction", "wire", "telemetry_attributes"},
     "core": _UNDER_CORE,
     "stores": _UNDER_CORE | {"core"},
     "streams": _UNDER_CORE | {"core"},
@@ -61,7 +63,7 @@ IO_LIBRARIES = {
     "playwright",
     "webbrowser",
 }
-SANS_IO = {"errors", "inert_text", "wire", "forms", "sealing", "core"}
+SANS_IO = {"errors", "inert_text", "url_redaction", "wire", "forms", "sealing", "core"}
 WEB_LIBRARIES = {"starlette", "uvicorn", "httpx"}
 NEVER = {"mcp", "fastmcp"}
 

@@ -1,0 +1,259 @@
+"""How a URL or URI from the other side is shown in a log line, an error message or a span:
+its user name and password, query and fragment replaced by ``REDACTED`` (where keys and
+tokens travel), its scheme, host and path kept. :func:`redact_urls` finds the URLs in prose,
+:func:`redact_uri` takes one URI, :func:`uri_redacted` redacts a message's repetitions of a
+known URI (whole, made inert, or cut short). Every search is linear in the text, which may
+be the other side's. A leaf: it imports only ``inert_text``, so the telemetry attributes,
+the log labels and core may all use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mcp_elicit.inert_text import inert
+
+__all__ = ["redact_uri", "redact_urls", "uri_redacted"]
+
+#: What follows a URL's "://" in a message, up to a space or a quote. Found from the "://"
+#: whatever the scheme before it: a search from every place a scheme could start takes
+#: time quadratic in text made of many such places ("a.a.a.a..."), and the text can be
+#: the other side's. Only the few letters right before it are read (:func:`_web_before`):
+#: after "http" or "https", the authority follows any further slashes (``https:///me:pw@h``).
+_AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
+#: An http(s) URL written without the usual "//" after its scheme (``https:/host/?key``,
+#: ``HTTPS:host``, backslashes): browsers open it as the same page, key and all. Found
+#: from the scheme's fixed letters, so linear in any text.
+_ODD_WEB = re.compile(r"(?i)(?<![a-z0-9+.-])(https?:)(?!//)([/\\]*)([^\s'\"]*)")
+#: A URL written without its scheme (``//host/path?key``, as a message quotes a relative
+#: reference): "//" not after a letter, digit, "_", ":", "/" or "\\", then a host's or a
+#: user name's first character, or the ":" of a password without one (``//:pw@h``).
+#: Linear likewise: the run after it is taken whole.
+_NO_SCHEME = re.compile(r"(?<![\w:/\\])//(?=[A-Za-z0-9\[%~!$&*+,;=:._-])([^\s'\"]*)")
+#: Characters that end a URL in prose when they end its run (``<https://h/?k>``,
+#: ``(see https://h/?k).``): a closing bracket the URL does not open, or punctuation.
+_CLOSING = {")": "(", "]": "[", "}": "{", ">": "<"}
+_PUNCTUATION = frozenset(".,;:!?")
+#: How many such characters at most are kept after a redacted query or fragment: each is
+#: one of the few above and says nothing, but a long run of them is the URL's own.
+_TRAILING = 4
+_QUERY = re.compile(r"[?#]")
+#: An http(s) URI's start as a browser reads it: any spaces or control characters before
+#: it (a browser drops them), any slashes or backslashes after the scheme, or none, and
+#: the authority follows (``https:/h``, ``https:///h``, ``HTTPS:h``, `` https:/h``).
+_WEB_START = re.compile(r"(?i)[\x00-\x20]*https?:[/\\]*")
+#: Spaces and control characters a browser drops before a URI (``\t//h``).
+_LEADING = "".join(map(chr, range(0x21)))
+_SLASHES = re.compile(r"[/\\]*")
+#: The characters of a scheme besides letters and digits (``svn+ssh``).
+_SCHEME_MARKS = frozenset("+.-")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL's user name and password, query and fragment replaced by
+    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay. An http
+    or https URL with other than two slashes after its scheme is one too: a browser
+    opens ``https:/host/?key`` and ``https:///me:pw@host/`` as ``https://host/?key`` and
+    ``https://me:pw@host/``; so is one without its scheme (``//host/path?key``, a
+    relative reference a message may quote). So is a URL another's path holds
+    (``https://proxy/https://me:pw@host/``, ``//h/a://me:pw@x/``): its user name and
+    password are redacted too (its query is the outer URL's, redacted whole).
+
+    A URL runs to a space or a quote, less what ends it in prose, which stays as written
+    after it: a closing bracket it does not open, or punctuation (``<https://h/?k>``,
+    ``(see https://h/?k).``). Only a few such characters at its very end are so kept,
+    none of them anything but such a character: a query ``?k=S)ECRET`` is the URL's to
+    its end, and is redacted whole."""
+    if "://" in text:
+        text = _AFTER_SCHEME.sub(_redacted, text)
+    if ":" in text:
+        text = _ODD_WEB.sub(_odd_redacted, text)
+    if "//" in text:
+        text = _NO_SCHEME.sub(_no_scheme_redacted, text)
+    return text
+
+
+def redact_uri(uri: str) -> str:
+    """One URI (a resource's, for ``mcp.resource.uri``) with its user name and password,
+    query and fragment replaced by ``REDACTED``, whatever its scheme and characters; its
+    scheme, authority and path stay. Its authority follows a "//" at its start or its
+    first "://" before any query or fragment, never one its query or fragment holds
+    (``x:y?token=k&u=https://h``). What comes before that "://" need not be a scheme RFC
+    3986 allows (`` https://``, ``1x://``, ``x_y://``): the authority after it is redacted
+    all the same; an http or https one is read as a browser reads it, whatever slashes
+    follow its scheme (``https:/me:pw@h``, ``https:///me:pw@h``: :func:`redact_urls`'s
+    rule), also after spaces or control characters a browser drops (`` https:/me:pw@h``)
+    and after letters (``xhttps:///me:pw@h``, as :func:`redact_urls` reads one). A URL
+    its path holds has its user name and password redacted too
+    (``//h/a://me:pw@x/``), as :func:`redact_urls` does. Given alone, it ends where the
+    string does: unlike a URL in prose, nothing it ends with is kept after ``REDACTED``
+    (a ``)`` there is its query's)."""
+    web = _WEB_START.match(uri)
+    if web is not None:
+        return web[0] + _kept(uri[web.end() :], web=True)
+    lead = len(uri) - len(uri.lstrip(_LEADING))
+    if uri.startswith("//", lead):  # a network-path reference: its authority, without a scheme
+        return uri[: lead + 2] + _kept(uri[lead + 2 :])
+    scheme, sep, rest = uri.partition("://")
+    if sep and _QUERY.search(scheme) is None:
+        return scheme + sep + _kept(rest, web=_web_before(scheme, len(scheme)))
+    return _kept(uri, authority=False)
+
+
+def uri_redacted(message: str, uri: str) -> str:
+    """``message`` with each repetition of ``uri`` as :func:`redact_uri` gives it: the URI as
+    is, or inert (``inert_text.inert``, its space separators kept or not), as an error's
+    message quotes a URI a request gave (``Resource not found: ...``). A repetition cut
+    short (``urn:x?token=S… (300 characters)``) is redacted from where ``redact_uri``
+    would first change it. Without this, a URI with no "://" (which :func:`redact_urls`
+    finds) repeated other than whole kept its query on the span's status."""
+    for form in dict.fromkeys((inert(uri), inert(uri, spaces=True), uri)):  # the longest first
+        message = _repeats_redacted(message, form)
+    return message
+
+
+def _repeats_redacted(message: str, form: str) -> str:
+    redacted = redact_uri(form)
+    kept = 0  # how much of ``form`` redact_uri leaves as it is, from its start
+    for a, b in zip(form, redacted, strict=False):
+        if a != b:
+            break
+        kept += 1
+    if kept >= len(form):
+        return message
+    needle = form[: kept + 1]  # a repetition holds at least one character redacted
+    parts, at = [], 0
+    while (start := message.find(needle, at)) >= 0:
+        if message.startswith(form, start):
+            parts += [message[at:start], redacted]
+            at = start + len(form)
+            continue
+        low, high = len(needle), min(len(form), len(message) - start)  # how much of it is repeated
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if message.startswith(form[:middle], start) else (low, middle - 1)
+        parts += [message[at:start], form[:kept] + "REDACTED"]
+        at = start + low
+    return "".join(parts) + message[at:] if parts else message
+
+
+def _redacted(found: re.Match[str]) -> str:
+    return "://" + _kept_in_prose(found[1], web=_web_before(found.string, found.start()))
+
+
+def _web_before(text: str, colon: int) -> bool:
+    """Whether the scheme that ends at ``colon`` ends in "http" or "https", whatever its
+    case or the letters before them: a browser reads such a URL's authority after any
+    slashes (``https:///me:pw@h``), and it takes no more to be safe."""
+    return text[max(0, colon - 5) : colon].lower().endswith(("http", "https"))
+
+
+def _inner_start(head: str, at: int) -> tuple[int, bool] | None:
+    """Where the authority of the next URL ``head`` holds from ``at`` starts, and whether
+    it is an http(s) one's (its slashes not yet skipped): after a "://" (``h/a://me@x``),
+    or an http(s) scheme written with other than two slashes not after another scheme's
+    character (``h/go/https:/me@x``, as :data:`_ODD_WEB` finds one in prose). Found from
+    each ":" and the few characters before it: a search for every pattern at every
+    place reads the text several times over."""
+    while (colon := head.find(":", at)) >= 0:
+        at = colon + 1
+        web = _web_before(head, colon)
+        if head.startswith("//", at):
+            return at + 2, web
+        if web:
+            before = colon - (5 if head[colon - 1] in "sS" else 4) - 1
+            mark = head[before] if before >= 0 else ""
+            if not (mark.isascii() and (mark.isalnum() or mark in _SCHEME_MARKS)):
+                return at, True
+    return None
+
+
+def _odd_redacted(found: re.Match[str]) -> str:
+    return found[1] + found[2] + _kept_in_prose(found[3], web=True)
+
+
+def _no_scheme_redacted(found: re.Match[str]) -> str:
+    return "//" + _kept_in_prose(found[1])
+
+
+def _kept_in_prose(run: str, *, web: bool = False) -> str:
+    """A URL's run up to a space or quote (after its "://") as :func:`_kept` leaves it,
+    less what ends it in prose: at most :data:`_TRAILING` characters at its very end,
+    each a closing bracket the URL does not open or punctuation (``.``, ``,``, ``;``,
+    ``:``, ``!``, ``?``), kept as written after the redacted URL. Any other character,
+    and a bracket the URL opens, is the URL's: a query ``?k=S)ECRET`` is redacted whole,
+    as is one that ends in more such characters than are kept."""
+    end = len(run)
+    while len(run) - end < _TRAILING and end > 0:
+        last = run[end - 1]
+        opening = _CLOSING.get(last)
+        if opening is not None:
+            if run.count(opening, 0, end) >= run.count(last, 0, end):
+                break  # the URL opens it: its own
+        elif last not in _PUNCTUATION:
+            break
+        end -= 1
+    return _kept(run[:end], web=web) + run[end:]
+
+
+def _kept(rest: str, *, authority: bool = True, web: bool = False) -> str:
+    """What follows a URL's "://" (or a whole URI that has no authority, when not
+    ``authority``) with its user information, query and fragment redacted, and the user
+    information of every URL its path holds. ``web``: an http(s) URL's, whose authority
+    follows any slashes or backslashes ``rest`` starts with."""
+    query = _QUERY.search(rest)
+    head = rest if query is None else rest[: query.start()]
+    head = _user_info_redacted(head, 0 if authority else None, web=web)
+    return head if query is None else head + rest[query.start()] + "REDACTED"
+
+
+def _user_info_redacted(head: str, start: int | None, *, web: bool) -> str:
+    """``head`` (a URL's authority from ``start``, if not None, and path: no query or
+    fragment) with the user information of that authority and of each URL the path
+    holds (:func:`_inner_start`) redacted: up to the authority's last "@", as a browser
+    reads it.
+
+    Linear in any text, and quick: the search only goes forward; an authority is read
+    once (a URL starting inside one already read shares its end and its "@"); and it
+    skips what cannot start an authority holding the next "@" (:func:`_skipped_to`)."""
+    parts: list[str] = []
+    done, end, searched, at = 0, -1, 0, -1
+    while True:
+        if start is not None:
+            if web:
+                slashes = _SLASHES.match(head, start)
+                start = start if slashes is None else slashes.end()
+            searched = start
+            if start > end:  # past the last authority read: a new one
+                end = head.find("/", start)  # ``head`` holds no "?" or "#"
+                end = len(head) if end < 0 else end
+                sign = head.rfind("@", start, end)
+                if sign >= 0:
+                    parts += (head[done:start], "REDACTED:REDACTED")
+                    done = sign
+                if end == len(head):
+                    break  # no URL starts past its own authority
+                searched = _skipped_to(head, start, end)
+        if at < searched:  # only a URL whose authority holds the next "@" has user information
+            at = head.find("@", searched)
+            if at < 0:
+                break
+            before = head.rfind("/", searched, at)
+            if before >= 0:
+                searched = _skipped_to(head, searched, before)
+        inner = _inner_start(head, searched)
+        if inner is None:
+            break
+        start, web = inner
+    return "".join(parts) + head[done:] if parts else head
+
+
+def _skipped_to(head: str, searched: int, slash: int) -> int:
+    """Where to look for the next URL's start, ``slash`` being a "/" at or past
+    ``searched``: only one whose authority starts past that "/" can hold what follows
+    it, and it starts at the ":" right before the slashes and backslashes that "/" is
+    one of (``a://``, ``https:\\/``), or past them."""
+    run = slash
+    while run > searched and head[run - 1] in "/\\":
+        run -= 1
+    return max(searched, run - 1)
