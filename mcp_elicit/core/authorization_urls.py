@@ -34,7 +34,6 @@ Every refusal is an :class:`AuthorizationError` naming the URL (cut short) and w
 from __future__ import annotations
 
 import ipaddress
-import re
 import unicodedata
 import urllib.parse
 from collections.abc import Sequence
@@ -43,6 +42,7 @@ from typing import Final
 from mcp_elicit.core.ipv4_forms import IDN_DOTS, NotIPv4, read_ipv4
 from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = [
     "PLAIN_HTTP",
@@ -60,27 +60,15 @@ __all__ = [
 ]
 
 
-#: What ends a URL's authority in a quoted value (as it ends a URL's run for
-#: ``redact_urls``): an "@" before the next of these, past a cut, ends user information
-#: the cut fell inside. Not a backslash: in a repr it may be an escape the password holds.
-_AUTHORITY_END = re.compile(r"[\s/?#'\"]")
-_RUN_START = re.compile(r"[^\s/'\"]*\Z")
-
-
 def quoted_value(value: object, limit: int = 120) -> str:
-    """A value from the network, in an error: its repr cut to ``limit`` characters. A cut
-    inside a URL's user information keeps none of it (``'https://me:...``, not part of
-    the password): cut, the "@" that marks it as such is gone, and redacting the error's
-    URLs later would not find it."""
-    text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
-    if len(text) <= limit:
-        return text
-    kept, rest = text[: limit - 3], text[limit - 3 :]
-    end = _AUTHORITY_END.search(rest)
-    if "@" in rest[: len(rest) if end is None else end.start()]:
-        run = _RUN_START.search(kept)
-        kept = kept if run is None else kept[: run.start()]
-    return kept + "..."
+    """A value from the network, in an error: its repr with every URL's user information,
+    query and fragment redacted (``url_redaction.redact_urls``), then cut to ``limit``
+    characters. Redacted before the cut: a cut inside a password would take away the "@"
+    that marks it as one, and nothing after could find it."""
+    text = redact_urls(
+        repr(value) if isinstance(value, str) else quoted(value)
+    )  # repr recurses, quoted stops
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def split_url(url: str, what: str) -> urllib.parse.SplitResult:
