@@ -144,9 +144,8 @@ class Lifecycle:
                     self.url_mode.serving = not last
                     if last:
                         self._end_own(transport, last=True)
-                        async with (
-                            contextlib.AsyncExitStack() as then
-                        ):  # each runs, whatever the one before did
+                        # each runs, whatever the one before did
+                        async with contextlib.AsyncExitStack() as then:
                             then.push_async_callback(self.url_mode.close)  # the stores: closed last, always
                             then.push_async_callback(self.relay.stop)
                             await self.tasks.close()
