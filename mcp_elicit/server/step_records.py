@@ -41,16 +41,15 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 import logging
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores.base import Store
+from mcp_elicit.stores.closed_loops import let_go
 
 __all__ = ["StepRecords"]
 
@@ -201,7 +200,7 @@ class StepRecords:
             stores = [(self._bursts.pop(key).steps.store, key[0]) for key in gone]
         stores += [doing for doing in dead.values() if not isinstance(doing, str)]
         for task in dead:  # never to run on: ended here, not wherever the collector comes
-            _discard(task.get_coro())
+            let_go(task)
         steps = {repr(doing[:64]) for doing in dead.values() if isinstance(doing, str)}
         if not steps:
             return stores
@@ -212,14 +211,6 @@ class StepRecords:
             ", ".join(sorted(steps)),
         )
         return stores
-
-
-def _discard(coro: Coroutine[Any, Any, Any] | Any) -> None:
-    """Close a coroutine that will never run on (its loop is closed); what it does on its
-    way out (a finally that awaits, on a loop that is gone) is no one's to hear."""
-    if inspect.iscoroutine(coro):
-        with contextlib.suppress(Exception):
-            coro.close()
 
 
 async def _close(store: Store, url: str) -> None:

@@ -10,6 +10,8 @@ markers live, behind one narrow interface (``Store``, in ``base``).
     sqlite.py   SqliteStore     sqlite:///path       the default; survives restarts; one host
     redis.py    RedisStore      redis://host:port/db several instances
     redis_url.py  what a Redis URL may hold; redact_url(), how any store URL is shown
+    redis_pubsub.py  RedisSubscription; redis-py's work on tasks whose cancellation sticks
+    closed_loops.py  what an event loop closed mid-work left: let go of quietly
     url.py      open_store(url), default_store_url()
     guarded.py  Guarded: the server's view, a failing backend as StoreUnavailable (503)
     failure_log.py  FailureLog: an outage said when it begins, once a minute, when it ends

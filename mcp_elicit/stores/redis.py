@@ -44,8 +44,18 @@ Rules:
   user may not use (``NOPERM``) names the prefix's patterns, and a ``rediss://`` that
   cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
-* ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
-  ``RuntimeError``), then closes the connection pool.
+* ``close`` (idempotent) refuses new calls at once, waits for the commands under way
+  (each ends within the socket timeout; one cut by the close would leave its caller told
+  "Connection closed by server" of a write Redis may have made, or dropped), then ends
+  the subscriptions (a waiting ``next`` raises ``RuntimeError``) and closes the
+  connection pool. A cancelled ``close`` ends at once and the closing goes on; a later
+  ``close`` waits for it.
+* A store whose event loop closed before its work ended (a loop on another thread
+  stopped, a ``close`` cut short as its loop ended) is closed by a ``close`` on another
+  loop: what it had under way is let go of and its connections shut down
+  (``stores.closed_loops``), with nothing said on stderr; the commands then under way
+  never return to their callers, whose loop is gone, and Redis runs only those it had
+  received whole.
 * A cancelled command, subscription or ``next`` is cancelled, at once and always: each runs
   on a task of its own, cancelled again until it has ended. redis-py alone does not
   promise it: it writes with ``asyncio.wait_for``, which on Python 3.11 drops a
@@ -59,6 +69,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import os
 import re
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager
@@ -68,12 +79,20 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Subscription
-from mcp_elicit.stores.checks import check_channel, check_key, check_timeout, check_ttl, check_value
+from mcp_elicit.stores.checks import check_channel, check_key, check_ttl, check_value
+from mcp_elicit.stores.closed_loops import let_go, let_go_of_code, shut_down
+from mcp_elicit.stores.redis_pubsub import (
+    HEALTH_CHECK_INTERVAL,
+    SUBSCRIBE_TIMEOUT,
+    RedisSubscription,
+    as_bytes,
+    ended,
+    import_redis,
+)
 from mcp_elicit.stores.redis_url import redact_url, shown_valid_url, split_url
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
-    from redis.asyncio.client import PubSub
 
 __all__ = ["RedisStore", "RedisSubscription", "redact_url"]
 
@@ -84,15 +103,9 @@ log = logging.getLogger("mcp_elicit.stores")
 DEFAULT_PREFIX = "mcp-elicit"
 CONNECT_TIMEOUT = 5.0
 SOCKET_TIMEOUT = 10.0
-#: Seconds a subscription may stay silent before it checks its connection with a PING.
-HEALTH_CHECK_INTERVAL = 15.0
-SUBSCRIBE_TIMEOUT = 10.0
-#: Seconds until a task redis-py did not let end when cancelled is cancelled again.
-_CANCEL_AGAIN = 0.05
 #: The longest ``PX`` sent: Redis adds it to its clock in milliseconds, as a signed 64-bit integer.
 MAX_PX = 2**62
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_MISSING = "the Redis store needs the redis package: pip install 'mcp-elicit[redis]'"
 
 
 class RedisStore:
@@ -105,7 +118,7 @@ class RedisStore:
             raise ConfigError(
                 f"Redis key prefix {chosen!r}: expected 1 to 64 letters, digits, '_', '.' or '-'"
             )
-        aioredis = _import_redis()
+        aioredis = import_redis()
         try:
             client = _client(aioredis, redis_url)
         except (ValueError, TypeError) as exc:
@@ -118,14 +131,19 @@ class RedisStore:
         self._reply_within = float(options.get("socket_timeout") or SOCKET_TIMEOUT)
         self._ca_file: str | None = options.get("ssl_ca_certs")
         self._subs: set[RedisSubscription] = set()
-        self._closed = False
+        self._closed = False  # no more calls
+        self._loop: asyncio.AbstractEventLoop | None = None  # where its connections live
+        self._commands: set[asyncio.Future[Any]] = set()  # under way
+        self._closing: asyncio.Task[None] | None = None
+        self._shut = False  # its connections closed (or let go of)
+        self._closing_writers: list[asyncio.StreamWriter] = []
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r}{', closed' if self._closed else ''})"
 
     async def get(self, namespace: str, key: str) -> bytes | None:
         name = self._key(namespace, key)
-        return _bytes(await self._named(self._client.get(name)))
+        return as_bytes(await self._named(self._client.get(name)))
 
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         name = self._key(namespace, key)
@@ -142,7 +160,7 @@ class RedisStore:
     async def take(self, namespace: str, key: str) -> bytes | None:
         name = self._key(namespace, key)
         try:
-            return _bytes(await self._named(self._client.getdel(name)))
+            return as_bytes(await self._named(self._client.getdel(name)))
         except Exception as exc:
             if type(exc).__name__ == "ResponseError" and "unknown command" in str(exc).lower():
                 raise ConfigError("the Redis store needs Redis 6.2 or later (GETDEL)") from exc
@@ -161,20 +179,68 @@ class RedisStore:
         return self._subscription(self._channel(channel))
 
     async def close(self) -> None:
-        if self._closed:
-            return
         self._closed = True
+        if self._shut:
+            return
+        if self._loop is not None and self._loop.is_closed():
+            self._let_go()
+            return
+        if self._closing is None:
+            self._loop = self._loop or asyncio.get_running_loop()
+            self._closing = asyncio.ensure_future(self._close_all())
+        await asyncio.shield(self._closing)  # cancelled, the closing goes on
+
+    async def _close_all(self) -> None:
+        under_way = set(self._commands)
+        if under_way:  # each ends within the socket timeout
+            await asyncio.wait(under_way)
+        # kept: a close its loop cuts short has taken them from their connections, closing
+        # them through that loop, which may never do it (``_let_go`` shuts them down)
+        self._closing_writers = self._writers()
         try:
             for sub in tuple(self._subs):
                 await sub.aclose()
         finally:
             await self._client.aclose()
+            self._shut = True
+
+    def _let_go(self) -> None:
+        """The store's event loop is closed: let go of what it left under way, and shut its
+        connections down (closing them would go through that loop)."""
+        self._shut = True
+        writers = [*self._closing_writers, *self._writers()]  # before redis-py's clean-up takes them
+        for task in (*self._commands, *(() if self._closing is None else (self._closing,))):
+            let_go(task)
+        if self._loop is not None:  # and what redis-py began for them (gather's, wait_for's)
+            let_go_of_code(self._loop, os.path.dirname(os.path.dirname(import_redis().__file__ or "")))
+        for writer in writers:
+            shut_down(writer)
+        for sub in tuple(self._subs):
+            sub.let_go()
+
+    def _writers(self) -> list[asyncio.StreamWriter]:
+        """The streams of the store's connections, its subscriptions' included."""
+        pool = self._client.connection_pool
+        # redis-py has no public list of a pool's connections, nor a close that skips the loop
+        held = [
+            *getattr(pool, "_available_connections", ()),
+            *getattr(pool, "_in_use_connections", ()),
+            *(sub._pubsub.connection for sub in self._subs),
+        ]
+        writers = [getattr(connection, "_writer", None) for connection in held]
+        return [writer for writer in writers if writer is not None]
 
     # ---- internals ---------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def _subscription(self, name: bytes) -> AsyncIterator[RedisSubscription]:
-        sub = RedisSubscription(self._client.pubsub(), self._health_check, self._reply_within, self.url)
+        sub = RedisSubscription(
+            self._client.pubsub(),
+            self._health_check,
+            self._reply_within,
+            self.url,
+            subscribe_within=SUBSCRIBE_TIMEOUT,
+        )
         self._subs.add(sub)
         try:
             await self._named(sub.start(name))
@@ -187,9 +253,9 @@ class RedisStore:
         """``command``'s result; a Redis error raised again (same class) with the store's
         URL, password hidden, in front of redis-py's message; a reply redis-py cannot make
         sense of (something else listens there) as ``redis.InvalidResponse``."""
-        aioredis = _import_redis()
+        aioredis = import_redis()
         try:
-            return await _own_task(command)
+            return await self._own_task(command)
         except aioredis.AuthenticationError as exc:  # redis-py's text names HELLO, not the fix
             if "@" in urlsplit(self.url).netloc:
                 fix = "the server refused the user name or password given in the URL; check them"
@@ -227,6 +293,16 @@ class RedisStore:
                 f"({type(exc).__name__}: {exc}); is it a Redis server?"
             ) from exc
 
+    async def _own_task(self, work: Awaitable[T]) -> T:
+        """``work``'s result, on a task of its own (see ``redis_pubsub.ended``), counted as under
+        way until it ends (``close`` waits for it)."""
+        task = asyncio.ensure_future(work)
+        self._loop = self._loop or task.get_loop()
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
+        await ended(task)
+        return task.result()
+
     def _key(self, namespace: str, key: str) -> bytes:
         check_key(namespace, key)
         self._check_open()
@@ -240,156 +316,6 @@ class RedisStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
-
-
-class RedisSubscription:
-    """One ``PubSub`` connection listening on one channel.
-
-    ``next`` reads on a task of its own, so ``aclose`` can stop a waiting reader without
-    letting redis-py reconnect underneath it, and a cancelled ``next`` ends whatever
-    redis-py does with the cancellation. It reads in slices of at most
-    ``health_check`` seconds (never an unbounded read, whose meaning changed between
-    redis-py versions), pinging the server when a slice passed in silence.
-    """
-
-    def __init__(self, pubsub: PubSub, health_check: float, reply_within: float, where: str = "") -> None:
-        self._pubsub = pubsub
-        self._where = where
-        self._health_check = health_check
-        self._reply_within = reply_within
-        self._heard = 0.0  # loop time the connection last brought something
-        self._pinged: float | None = None  # loop time of a PING not answered yet
-        self._reader: asyncio.Task[bytes | None] | None = None
-        self._closed = False
-
-    async def start(self, name: bytes) -> None:
-        """Subscribe, and return once Redis has confirmed it: within ``reply_within`` (the
-        socket timeout, as for any command), else ``redis.TimeoutError``."""
-        loop = asyncio.get_running_loop()
-        within = min(self._reply_within, SUBSCRIBE_TIMEOUT)
-        deadline = loop.time() + within
-        await self._pubsub.subscribe(name)
-        while True:
-            message = await self._pubsub.get_message(timeout=max(0.0, deadline - loop.time()))
-            if message is not None and message["type"] == "subscribe":
-                self._heard = loop.time()
-                return
-            if loop.time() >= deadline:
-                raise _import_redis().TimeoutError(
-                    f"Redis at {self._where or 'its URL'} did not confirm a subscription within {within:g} s"
-                )
-
-    async def next(self, timeout: float) -> bytes | None:
-        """The next message, or None when ``timeout`` seconds pass without one."""
-        limit = check_timeout(timeout)
-        if self._closed:
-            raise RuntimeError("the store that opened this subscription is closed")
-        if self._reader is not None:
-            raise RuntimeError("another task is already waiting on this subscription")
-        reader = asyncio.ensure_future(self._read(limit))
-        self._reader = reader
-        try:
-            await _ended(reader)
-        finally:
-            self._reader = None
-        if reader.cancelled():  # by ``aclose``
-            raise RuntimeError("the store that opened this subscription is closed")
-        return reader.result()
-
-    async def aclose(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        reader = self._reader
-        if reader is not None:
-            await _stopped(reader)
-        await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # untyped before redis-py 8.2
-
-    async def _read(self, limit: float | None) -> bytes | None:
-        """Read until a message arrives or ``limit`` seconds pass (None: no limit)."""
-        aioredis = _import_redis()
-        failed = (aioredis.ConnectionError, aioredis.TimeoutError)
-        loop = asyncio.get_running_loop()
-        deadline = None if limit is None else loop.time() + limit
-        reconnecting = False  # the connection failed: the next read connects and subscribes again
-        while True:
-            now = loop.time()
-            try:
-                if self._pinged is not None and now >= self._pinged + self._reply_within:
-                    self._pinged = None
-                    raise aioredis.TimeoutError(f"Redis did not answer a PING within {self._reply_within} s")
-                if self._pinged is None and now >= self._heard + self._health_check:
-                    await self._pubsub.ping(b"mcp-elicit")
-                    self._pinged = now
-                if self._pinged is None:  # wake to ping, or to give up on the PONG
-                    wake = self._heard + self._health_check
-                else:
-                    wake = self._pinged + self._reply_within
-                if deadline is not None:
-                    wake = min(wake, deadline)
-                message = await self._pubsub.get_message(timeout=max(0.0, wake - loop.time()))
-            except failed as exc:
-                if reconnecting:  # connecting again failed too: the server is gone
-                    raise type(exc)(f"Redis store {self._where or 'subscription'}: {exc}") from exc
-                log.warning(
-                    "Redis store %s: a subscription lost its connection (%s); subscribing again, "
-                    "messages published until then are lost",
-                    self._where or "(unnamed)",
-                    exc,
-                )
-                reconnecting = True
-                self._heard = loop.time()
-                await self._drop()
-                continue
-            if message is not None:  # anything (a message, a PONG, a confirmation): it is alive
-                self._heard, self._pinged, reconnecting = loop.time(), None, False
-                if message["type"] == "message":
-                    return _bytes(message["data"])
-            if deadline is not None and loop.time() >= deadline:
-                return None
-
-    async def _drop(self) -> None:
-        """Close the connection (dead or closed by Redis): the next read opens it again."""
-        connection = self._pubsub.connection
-        if connection is not None:
-            await connection.disconnect()
-
-
-async def _own_task(work: Awaitable[T]) -> T:
-    """``work``'s result, on a task of its own (see :func:`_ended`)."""
-    task = asyncio.ensure_future(work)
-    await _ended(task)
-    return task.result()
-
-
-async def _ended(task: asyncio.Future[Any]) -> None:
-    """Wait until ``task`` has ended. Cancelled meanwhile: stop it (:func:`_stopped`), then
-    raise ``CancelledError``, always. Awaiting redis-py directly would not: it writes a
-    command with ``asyncio.wait_for``, which on Python 3.11 returns a write that ended in
-    the same turn as a cancellation and drops the cancellation, so a task stopped while it
-    connected or subscribed went on, and whoever stopped it waited for ever."""
-    try:
-        await asyncio.wait({task})
-    except asyncio.CancelledError:
-        await _stopped(task)
-        raise
-
-
-async def _stopped(task: asyncio.Future[Any]) -> None:
-    """Cancel ``task`` until it has ended (redis-py may drop a cancellation, see
-    :func:`_ended`: the next one, a moment later, finds it waiting for a reply), its outcome
-    retrieved. A cancellation of the waiting task meanwhile is raised once it has ended."""
-    cancelled = False
-    while not task.done():
-        task.cancel()
-        try:
-            await asyncio.wait({task}, timeout=_CANCEL_AGAIN)
-        except asyncio.CancelledError:
-            cancelled = True
-    if not task.cancelled():
-        task.exception()  # retrieved: never logged as lost, the waiter has its own outcome
-    if cancelled:
-        raise asyncio.CancelledError
 
 
 #: What redis-py raises, beyond its own errors, on replies no Redis sends (seen: an
@@ -433,17 +359,5 @@ def _client(aioredis: ModuleType, redis_url: str) -> Redis:
     return pooled
 
 
-def _import_redis() -> ModuleType:
-    try:
-        import redis.asyncio as aioredis
-    except ImportError as exc:
-        raise ConfigError(_MISSING) from exc
-    return aioredis
-
-
 def _px(ttl: float | None) -> int | None:
     return None if ttl is None else max(1, math.ceil(min(ttl * 1000, MAX_PX)))
-
-
-def _bytes(value: Any) -> bytes | None:
-    return None if value is None else bytes(value)
