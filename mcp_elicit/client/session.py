@@ -38,7 +38,8 @@ Rules:
 * A stdio server that exited on its own is started again by the next call, its era probed
   again (``client.restarts``); what was in flight is lost with it, never sent again. A
   request the new process sends while its era is probed, before any handshake begins, is
-  logged and ignored, as at the first connecting: never answered by the ended session.
+  refused (-32600: it came before the session was initialized), as at the first
+  connecting, ``ping`` answered: never answered by the ended session, nor left waiting.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
@@ -82,10 +83,10 @@ from mcp_elicit.errors import (
     RequestTimeout,
     TransportError,
 )
-from mcp_elicit.log_labels import reported_on
+from mcp_elicit.log_labels import reported_on, request_label
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
-from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
+from mcp_elicit.wire.jsonrpc import Message, Notification, Request, RequestId
 from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = ["Client"]
@@ -264,8 +265,36 @@ class Client:
             await session.on_unsolicited(message)
         elif isinstance(message, Notification):
             await self._conn.notify(message.method, message.params or {})
+        elif isinstance(message, Request) and self._settling:
+            await self._refuse_unsettled(message)
         else:
             log.warning("ignoring an unsolicited %s from %s", type(message).__name__, self._conn.server)
+
+    async def _refuse_unsettled(self, request: Request) -> None:
+        """A request sent while the revision is settled, before any handshake began (at
+        connecting, or once a stdio server that ended was started again: the session it
+        held went with it). The server waits for an answer: ``ping``, which a server may
+        send before initialization, gets an empty result, anything else -32600 saying why."""
+        if request.method == "ping":
+            reply = self._conn.builder.result(request.id, {})
+        else:
+            log.warning(
+                "%s sent %s before the session was initialized; refused",
+                self._conn.server,
+                request_label(request.method, request.params, request.id),
+            )
+            text = (
+                f"Invalid Request: {request.method} came before the session was initialized (the "
+                "client is settling which revision to speak, as after the server started again); a "
+                "server may send only ping until it has notifications/initialized"
+            )
+            reply = self._conn.builder.error(request.id, -32600, text)
+        try:
+            await self.transport.send(reply, {})
+        except TransportError as exc:  # the server went again: nobody waits for it
+            log.warning(
+                "the answer to %s could not be sent to %s: %s", request.method, self._conn.server, exc
+            )
 
     # ---- what the caller sees ------------------------------------------------------
 

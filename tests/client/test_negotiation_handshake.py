@@ -8,6 +8,7 @@ on its ``ping`` would never answer ``initialize``."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -63,23 +64,30 @@ async def test_requests_before_initialize_is_answered_reach_the_handshake_sessio
 
 
 #: A stdio server of the handshake era (server/discover unknown). Its tool "die" exits;
-#: started again, it asks a question as the probe arrives, before anything is initialized.
+#: started again, it pings and asks a question as the probe arrives, before anything is
+#: initialized, and writes what the client answered them to the file ``sys.argv[2]``.
 RESTARTED = """
 import json, sys
 with open(sys.argv[1], "a+") as lives:
     lives.seek(0)
     life = len(lives.read().split())
     lives.write("life\\n")
+PING = {"jsonrpc": "2.0", "id": "p-early", "method": "ping"}
 ASK = {"jsonrpc": "2.0", "id": "q-early", "method": "elicitation/create", "params": {
     "mode": "form", "message": "Who?",
     "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}}
 for line in sys.stdin:
     message = json.loads(line)
     method = message.get("method")
-    if method is None or method.startswith("notifications/"):
+    if method is None:
+        with open(sys.argv[2], "a") as answers:
+            answers.write(line.strip() + "\\n")
+        continue
+    if method.startswith("notifications/"):
         continue
     if method == "server/discover":
         if life:
+            print(json.dumps(PING), flush=True)
             print(json.dumps(ASK), flush=True)
         out = {"error": {"code": -32601, "message": "Method not found"}}
     elif method == "initialize":
@@ -93,23 +101,42 @@ for line in sys.stdin:
 """
 
 
-async def test_a_restarted_servers_request_during_the_probe_is_not_heard_by_the_ended_session(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+async def test_a_restarted_servers_request_during_the_probe_is_refused_not_heard_by_the_ended_session(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, wire_2025: WireChecker
 ) -> None:
     """While a restarted stdio server's revision is probed again, the session of the
     process that ended was still the client's: a question the new process sent before
-    anything was initialized went to the person through it (and its answer back), where
-    at the first connecting it met no session. Now it meets none either time: logged and
-    ignored, the person not asked."""
+    anything was initialized went to the person through it (and its answer back). Then it
+    met no session, and was ignored: the server, whose stateful session was lost with
+    its process, waited for an answer that never came. Now it is refused (-32600, saying
+    why and what the server may send), the person not asked, and a ``ping`` (which the
+    spec allows before initialization) is answered."""
     script = tmp_path / "restarted.py"
     script.write_text(RESTARTED)
+    answers_file = tmp_path / "answers"
     answerer = Scripted.from_script([{"content": {"n": "Ann"}}])
-    command = [sys.executable, str(script), str(tmp_path / "lives")]
+    command = [sys.executable, str(script), str(tmp_path / "lives"), str(answers_file)]
+
+    def answers() -> dict[str, dict[str, Any]]:
+        lines = answers_file.read_text().splitlines() if answers_file.exists() else []
+        return {m["id"]: m for m in map(json.loads, lines)}
+
     async with connect_stdio(command, answerer=answerer, timeout=20) as client:
         with pytest.raises(TransportError, match="exited with code 3"):
             await client.call_tool("die")
         with caplog.at_level(logging.WARNING, logger="mcp_elicit.client"):
             assert await client.call_tool("t") == {"content": []}
         assert isinstance(client.session, HandshakeSession) and client.revision == "2025-11-25"
+        await eventually(
+            lambda: {"p-early", "q-early"} <= answers().keys(), "the answers to the early requests"
+        )
     assert answerer.used == []
-    assert any("ignoring an unsolicited Request" in r.getMessage() for r in caplog.records)
+    said = answers()
+    assert said["p-early"] == {"jsonrpc": "2.0", "id": "p-early", "result": {}}
+    refused = said["q-early"]["error"]
+    assert refused["code"] == -32600
+    assert "before the session was initialized" in refused["message"], refused
+    assert "only ping" in refused["message"], refused
+    wire_2025.response("ping", said["p-early"])
+    wire_2025.response("elicitation/create", said["q-early"])
+    assert any("refused" in r.getMessage() and "elicitation/create" in r.getMessage() for r in caplog.records)
