@@ -18,10 +18,15 @@ Rules:
   store so opened is a fresh one, which nobody reads: that is right, as only a step asked
   in this process (whose ask opened the server's own store) could be released by it.
 * A webhook may call from several threads at once, each running an event loop of its own:
-  what is under way is counted under a lock, and each loop opens a store of its own (a
-  store's connections belong to the loop that made them: a Redis pool waited on from
-  another loop fails, "bound to a different event loop"). ``settle`` waits for the writes
-  made on its own loop.
+  the stores opened for them are counted under a lock, and each loop opens a store of its
+  own (a store's connections belong to the loop that made them: a Redis pool waited on
+  from another loop fails, "bound to a different event loop"). ``settle`` waits for the
+  writes made on its own loop.
+* ``record`` (``complete_elicitation``) takes no lock and never waits: it may run in a
+  signal handler (``signal.signal``: on the main thread, between any two bytecodes of
+  whatever runs there, this module's code holding its lock included) or in code that
+  runs while that lock is held (a finalizer the collector calls). It starts a task and
+  notes it, one dictionary item, which needs no lock; the write runs on the event loop.
 * A loop closed while writes were still under way on it (neither awaited nor cancelled)
   never runs them on: the next completion, on any loop, lets go of them, closes the store
   they shared (it would otherwise stay open, or be handed to a later burst on a loop it
@@ -86,8 +91,11 @@ class StepRecords:
         self._own = own
         self._url = url
         self.ttl = ttl
-        self._lock = threading.Lock()  # guards the two below: loops on several threads use them
-        self._writing: dict[asyncio.Task[None], _Doing] = {}  # the writes (and closes) under way
+        # The writes (and closes) under way. Changed one item at a time, never under a lock:
+        # ``record`` runs wherever its caller is, a signal handler interrupting code that
+        # holds ``_lock`` included, which would wait for it for ever.
+        self._writing: dict[asyncio.Task[None], _Doing] = {}
+        self._lock = threading.Lock()  # guards the one below: loops on several threads use it
         self._bursts: dict[tuple[str, asyncio.AbstractEventLoop], _Burst] = {}  # by URL and loop
 
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
@@ -113,8 +121,7 @@ class StepRecords:
         )
 
     def _start(self, task: asyncio.Task[None], doing: _Doing) -> None:
-        with self._lock:
-            self._writing[task] = doing
+        self._writing[task] = doing  # one step, no lock (see ``__init__``)
         task.add_done_callback(self._written)
 
     async def settle(self) -> None:
@@ -122,15 +129,13 @@ class StepRecords:
         the closes of stores that closed loops left."""
         loop = asyncio.get_running_loop()
         while True:
-            with self._lock:
-                mine = {task for task in self._writing if task.get_loop() is loop and not task.done()}
+            mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
             if not mine:
                 return
             await asyncio.wait(mine)
 
     def _written(self, task: asyncio.Task[None]) -> None:
-        with self._lock:
-            self._writing.pop(task, None)
+        self._writing.pop(task, None)
 
     async def _write(
         self,
@@ -192,10 +197,12 @@ class StepRecords:
         """Let go of the writes of event loops closed before those writes ended, and of the
         stores opened for them: those stores (and their URLs), to close, with those such a
         loop was closing (closing one again waits for the close begun, if any)."""
+        dead: dict[asyncio.Task[None], _Doing] = {}
+        for task in list(self._writing):
+            doing = self._writing.pop(task, None) if task.get_loop().is_closed() else None
+            if doing is not None:  # None: its own callback, or another loop, let go of it first
+                dead[task] = doing
         with self._lock:
-            dead = {
-                task: self._writing.pop(task) for task in list(self._writing) if task.get_loop().is_closed()
-            }
             gone = [key for key in self._bursts if key[1].is_closed()]
             stores = [(self._bursts.pop(key).steps.store, key[0]) for key in gone]
         stores += [doing for doing in dead.values() if not isinstance(doing, str)]
