@@ -20,9 +20,9 @@ Rules:
   ``asyncio.wait_for``'s), which nobody else holds.
 * :func:`shut_down` ends a connection whose transport belongs to a closed loop: closing
   it would go through that loop (and fail, "Event loop is closed"), so the socket is
-  shut down instead; the peer sees the connection end at once (a command it had only
-  in part is dropped, never run), and the descriptor is freed when the transport is
-  collected.
+  shut down (the peer sees the connection end at once: a command it had only in part is
+  dropped, never run), and, on asyncio's own transports, closed as that loop would have
+  closed it next; on another kind of transport the collector frees the descriptor.
 """
 
 from __future__ import annotations
@@ -70,10 +70,20 @@ def let_go_of_code(loop: asyncio.AbstractEventLoop, package: str) -> None:
 
 
 def shut_down(writer: asyncio.StreamWriter | None) -> None:
-    """Shut down the socket under ``writer`` (its loop is closed; see the module rules)."""
+    """End the connection under ``writer``, whose loop is closed (see the module rules)."""
     if writer is None:
         return
+    transport = writer.transport
     sock = writer.get_extra_info("socket")
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+    if not transport.is_closing():
+        with contextlib.suppress(RuntimeError):  # marked closing; its closed loop refuses the rest
+            transport.abort()
+    # What that loop would have run next: the socket closed and let go of, so the collector
+    # finds nothing open (no "unclosed transport"). asyncio's own selector transports only.
+    lost = getattr(transport, "_call_connection_lost", None)
+    if callable(lost) and getattr(transport, "_sock", None) is not None:
+        with contextlib.suppress(Exception):  # what the protocol says of a closed loop
+            lost(None)

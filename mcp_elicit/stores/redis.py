@@ -50,6 +50,11 @@ Rules:
   the subscriptions (a waiting ``next`` raises ``RuntimeError``) and closes the
   connection pool. A cancelled ``close`` ends at once and the closing goes on; a later
   ``close`` waits for it.
+* Connections belong to the event loop that opened them. Used on another loop once that
+  one is closed (``asyncio.run`` called again, a loop on a thread replaced), the store
+  lets go of them (below) and opens new ones there, rather than failing every call with
+  redis-py's "attached to a different loop"; what was still under way on the closed loop
+  is lost, and a warning says so.
 * A store whose event loop closed before its work ended (a loop on another thread
   stopped, a ``close`` cut short as its loop ended) is closed by a ``close`` on another
   loop: what it had under way is let go of and its connections shut down
@@ -125,6 +130,7 @@ class RedisStore:
             raise ConfigError(f"Redis URL {redact_url(url)!r}: {exc}") from exc
         self.url = shown_valid_url(url)
         self.prefix = chosen
+        self._redis_url = redis_url
         self._client = client
         options = client.connection_pool.connection_kwargs
         self._health_check = float(options.get("health_check_interval") or HEALTH_CHECK_INTERVAL)
@@ -173,6 +179,7 @@ class RedisStore:
     async def publish(self, channel: str, message: bytes) -> None:
         name = self._channel(channel)
         check_value(message)
+        self._follow_loop()
         await self._named(self._client.publish(name, message))
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
@@ -208,18 +215,44 @@ class RedisStore:
         """The store's event loop is closed: let go of what it left under way, and shut its
         connections down (closing them would go through that loop)."""
         self._shut = True
-        writers = [*self._closing_writers, *self._writers()]  # before redis-py's clean-up takes them
+        self._let_go_of_loop()
+
+    def _follow_loop(self) -> None:
+        """Before a call: the store's connections belong to the event loop that made them.
+        That loop closed with them open (stopped from another thread, never closing the
+        store): let go of them and of what it left under way, and make new ones here."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None or not self._loop.is_closed():
+            self._loop = self._loop or loop
+            return  # its own loop (another one still running: redis-py says so)
+        if self._subs or any(not task.done() for task in self._commands):
+            log.warning(
+                "Redis store %s: the event loop its connections belonged to was closed while it "
+                "worked; what was under way there is lost, and new connections open on this loop",
+                self.url,
+            )
+        self._let_go_of_loop()
+        self._subs.clear()
+        self._client = _client(import_redis(), self._redis_url)
+        self._loop = loop
+
+    def _let_go_of_loop(self) -> None:
+        held = self._connections()
+        writers = [*self._closing_writers, *(getattr(c, "_writer", None) for c in held)]  # before
         for task in (*self._commands, *(() if self._closing is None else (self._closing,))):
-            let_go(task)
+            let_go(task)  # (redis-py's clean-up, run by this, takes the writers)
         if self._loop is not None:  # and what redis-py began for them (gather's, wait_for's)
             let_go_of_code(self._loop, os.path.dirname(os.path.dirname(import_redis().__file__ or "")))
         for writer in writers:
             shut_down(writer)
+        for connection in held:  # forgets them: nothing open left for its collector to report
+            with contextlib.suppress(Exception):
+                connection._close()
         for sub in tuple(self._subs):
             sub.let_go()
 
-    def _writers(self) -> list[asyncio.StreamWriter]:
-        """The streams of the store's connections, its subscriptions' included."""
+    def _connections(self) -> list[Any]:
+        """The store's connections, its subscriptions' included."""
         pool = self._client.connection_pool
         # redis-py has no public list of a pool's connections, nor a close that skips the loop
         held = [
@@ -227,13 +260,18 @@ class RedisStore:
             *getattr(pool, "_in_use_connections", ()),
             *(sub._pubsub.connection for sub in self._subs),
         ]
-        writers = [getattr(connection, "_writer", None) for connection in held]
+        return [connection for connection in held if connection is not None]
+
+    def _writers(self) -> list[asyncio.StreamWriter]:
+        """The streams of the store's connections."""
+        writers = [getattr(connection, "_writer", None) for connection in self._connections()]
         return [writer for writer in writers if writer is not None]
 
     # ---- internals ---------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def _subscription(self, name: bytes) -> AsyncIterator[RedisSubscription]:
+        self._follow_loop()
         sub = RedisSubscription(
             self._client.pubsub(),
             self._health_check,
@@ -297,7 +335,6 @@ class RedisStore:
         """``work``'s result, on a task of its own (see ``redis_pubsub.ended``), counted as under
         way until it ends (``close`` waits for it)."""
         task = asyncio.ensure_future(work)
-        self._loop = self._loop or task.get_loop()
         self._commands.add(task)
         task.add_done_callback(self._commands.discard)
         await ended(task)
@@ -306,6 +343,7 @@ class RedisStore:
     def _key(self, namespace: str, key: str) -> bytes:
         check_key(namespace, key)
         self._check_open()
+        self._follow_loop()  # before the command is made on the client
         return f"{self.prefix}:{namespace}:{key}".encode("ascii")
 
     def _channel(self, channel: str) -> bytes:

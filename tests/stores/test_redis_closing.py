@@ -8,6 +8,7 @@ but it is pending!", "Event loop is closed")."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -153,3 +154,26 @@ def test_a_store_whose_loop_closed_while_it_closed_is_closed_by_the_next_close_q
     for noise in ("Task was destroyed", "Event loop is closed", "Exception ignored", "never awaited"):
         assert noise not in done.stderr, done.stderr
     assert done.stderr == "", done.stderr
+
+
+def test_a_store_used_again_under_a_new_event_loop_opens_new_connections(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A script's store used under ``asyncio.run`` twice: every call of the second run
+    failed ("got Future attached to a different loop", then "Event loop is closed"), its
+    connections being the closed loop's. Now the second run opens its own, quietly, since
+    nothing was under way when the first loop closed."""
+    store = RedisStore(redis_url, prefix=f"test-{uuid.uuid4().hex[:12]}")
+
+    async def job(n: int) -> tuple[bytes | None, bytes | None]:
+        await store.put("flow", f"k{n}", b"v")
+        async with store.subscribe("c") as subscription:
+            await store.publish("c", f"m{n}".encode())
+            heard = await subscription.next(HANG_GUARD)
+        return await store.get("flow", f"k{n}"), heard
+
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.stores"):
+        assert asyncio.run(job(1)) == (b"v", b"m1")
+        assert asyncio.run(job(2)) == (b"v", b"m2")
+    asyncio.run(store.close())
+    assert caplog.records == []
