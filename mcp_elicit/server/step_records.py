@@ -38,27 +38,41 @@ Rules:
   closed here.
 * A failure is logged (naming the step), never raised into the caller: opening the store
   (a URL that cannot be used, in a process that never started the server) included, so
-  nothing is opened until the write, on the event loop. ``settle`` (the server stopping)
-  waits for the writes under way; a write cancelled on its way still closes the store it
-  opened.
+  nothing is opened until the write, on the event loop. A store that is down (Redis
+  restarting, say: a backend's error, not a URL that cannot be used) is tried again after
+  1, 2, 4... up to 30 seconds, for 10 minutes, each failure a warning and the write that
+  succeeds at last an info line: a completion made during an outage is recorded once the
+  store is back, rather than lost, its person asked again. ``settle`` (the server
+  stopping) waits for the writes under way; one waiting to try again tries once more at
+  once, and a failure then is given up (logged); a write cancelled on its way still
+  closes the store it opened, and one cancelled while the store was down is logged as
+  not recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.url_steps import StepCompletions
-from mcp_elicit.stores.base import Store
+from mcp_elicit.stores.base import Store, backend_errors
 from mcp_elicit.stores.closed_loops import let_go
 
 __all__ = ["StepRecords"]
 
 log = logging.getLogger("mcp_elicit.server")
+
+#: Seconds before a completion the store did not take (it is down) is written again, doubled
+#: each time up to ``RETRY_MOST``; tried for ``RETRY_FOR`` seconds, then given up.
+RETRY_FIRST = 1.0
+RETRY_MOST = 30.0
+RETRY_FOR = 600.0
 
 #: What to publish once a completion is written: a channel and a message (the relay's).
 Told: TypeAlias = tuple[str, bytes] | None
@@ -97,6 +111,10 @@ class StepRecords:
         self._writing: dict[asyncio.Task[None], _Doing] = {}
         self._lock = threading.Lock()  # guards the one below: loops on several threads use it
         self._bursts: dict[tuple[str, asyncio.AbstractEventLoop], _Burst] = {}  # by URL and loop
+        self._pauses: set[asyncio.Future[None]] = set()  # writes waiting to try again
+        self._settling: set[asyncio.AbstractEventLoop] = set()  # loops whose writes give up
+        #: A store that is down (not a URL that cannot be used): its write is tried again.
+        self._down = tuple(kind for kind in backend_errors() if not issubclass(kind, ConfigError))
 
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
         """Write, without waiting, that ``principal``'s step ``elicitation_id`` is done; then
@@ -126,13 +144,21 @@ class StepRecords:
 
     async def settle(self) -> None:
         """Wait for the writes under way on this event loop (each closes what it opened), and
-        the closes of stores that closed loops left."""
+        the closes of stores that closed loops left. A write waiting to try again (the
+        store is down) tries once more at once, and gives up if it fails again."""
         loop = asyncio.get_running_loop()
-        while True:
-            mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
-            if not mine:
-                return
-            await asyncio.wait(mine)
+        self._settling.add(loop)
+        try:
+            while True:
+                for wake in list(self._pauses):  # a copy: other loops' threads change it
+                    if wake.get_loop() is loop and not wake.done():
+                        wake.set_result(None)
+                mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
+                if not mine:
+                    return
+                await asyncio.wait(mine)
+        finally:
+            self._settling.discard(loop)
 
     def _written(self, task: asyncio.Task[None]) -> None:
         self._writing.pop(task, None)
@@ -151,18 +177,43 @@ class StepRecords:
         loop = asyncio.get_running_loop()
         for store, where in self._abandoned():
             self._start(loop.create_task(_close(store, where)), (store, where))
+        delay, given_up = RETRY_FIRST, loop.time() + RETRY_FOR
+        while True:
+            try:
+                if steps is not None:
+                    await steps.complete(elicitation_id, principal, told)
+                elif url is not None:
+                    await self._write_for_burst(url, elicitation_id, principal, told)
+                if delay > RETRY_FIRST:
+                    log.info("the completion of URL step %r is recorded", elicitation_id[:64])
+                return
+            except asyncio.CancelledError:
+                if delay > RETRY_FIRST:  # cut short while the store was down
+                    _lost(elicitation_id, "the write was cancelled while the store was down")
+                raise
+            except Exception as exc:  # any backend's failure, StoreUnavailable included
+                if not isinstance(exc, self._down) or loop in self._settling or loop.time() > given_up:
+                    _lost(elicitation_id, str(exc))
+                    return
+                log.warning(
+                    "the completion of URL step %r could not be recorded in the store yet (%s); "
+                    "trying again in %.0f s",
+                    elicitation_id[:64],
+                    exc,
+                    delay,
+                )
+            await self._pause(delay)
+            delay = min(delay * 2, RETRY_MOST)
+
+    async def _pause(self, delay: float) -> None:
+        """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""
+        wake = asyncio.get_running_loop().create_future()
+        self._pauses.add(wake)
         try:
-            if steps is not None:
-                await steps.complete(elicitation_id, principal, told)
-            elif url is not None:
-                await self._write_for_burst(url, elicitation_id, principal, told)
-        except Exception as exc:  # any backend's failure, StoreUnavailable included
-            log.warning(
-                "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
-                "requests waiting on it go on waiting until their bound",
-                elicitation_id[:64],
-                exc,
-            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake, delay)
+        finally:
+            self._pauses.discard(wake)
 
     async def _write_for_burst(
         self, url: str, elicitation_id: str, principal: str | None, told: Told
@@ -218,6 +269,15 @@ class StepRecords:
             ", ".join(sorted(steps)),
         )
         return stores
+
+
+def _lost(elicitation_id: str, why: str) -> None:
+    log.warning(
+        "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
+        "requests waiting on it go on waiting until their bound",
+        elicitation_id[:64],
+        why,
+    )
 
 
 async def _close(store: Store, url: str) -> None:

@@ -1,0 +1,82 @@
+"""A URL step completed (``complete_elicitation``, a payment webhook's) while the server's
+Redis is down, against a real ``redis-server`` the test stops and starts again: the
+completion is written once Redis is back, rather than lost (the request held on the step
+waited until its bound, then asked the person again); a server stopped during the outage
+gives it up at once, saying so, rather than waiting to try again."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.server import step_records
+from mcp_elicit.server.url_steps import StepCompletions
+from mcp_elicit.stores import open_store
+
+from support.redis import redis_available, redis_server, started_again
+from support.waiting import HANG_GUARD, eventually, hang_guard
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not redis_available(), reason="redis-server is not installed"),
+]
+
+KEYS = KeyRing([bytes(range(40, 72))])
+
+
+def _said(caplog: pytest.LogCaptureFixture, text: str) -> bool:
+    return any(text in record.getMessage() for record in caplog.records)
+
+
+async def test_a_completion_made_while_redis_is_down_is_recorded_once_it_is_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with redis_server(tmp_path) as redis:
+        url = f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}"
+        app = Server("shop", state_keys=KEYS, store=url)
+        await app.start()
+        try:
+            redis.proc.kill()
+            redis.proc.wait()
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                app.complete_elicitation("pay-1", "alice")
+                await eventually(
+                    lambda: _said(caplog, "could not be recorded in the store"),
+                    "the write failing while Redis is down",
+                )
+                with started_again(redis):
+                    reader = StepCompletions(open_store(url), ttl=600.0)
+                    try:
+                        assert await reader.wait("pay-1", "alice", "", HANG_GUARD), "the completion was lost"
+                    finally:
+                        await reader.store.close()
+                    await eventually(lambda: _said(caplog, "'pay-1' is recorded"), "the write said done")
+                    assert not _said(caplog, "could not be recorded in the store ("), caplog.text
+        finally:
+            await app.stop()
+
+
+async def test_a_server_stopped_while_a_completion_waits_for_redis_gives_it_up_at_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_records, "RETRY_FIRST", 3600.0)  # the stop must not wait it out
+    with redis_server(tmp_path) as redis:
+        app = Server("shop", state_keys=KEYS, store=f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}")
+        await app.start()
+        try:
+            redis.proc.kill()
+            redis.proc.wait()
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                app.complete_elicitation("pay-1", "alice")
+                await eventually(
+                    lambda: _said(caplog, "could not be recorded in the store yet"),
+                    "the write failing while Redis is down",
+                )
+        finally:
+            async with hang_guard("the stop while a completion waits to be written again"):
+                await app.stop()
+    assert _said(caplog, "'pay-1' could not be recorded in the store ("), caplog.text
