@@ -198,7 +198,8 @@ class RedisStore:
         await asyncio.shield(self._closing)  # cancelled, the closing goes on
 
     async def _close_all(self) -> None:
-        under_way = set(self._commands)
+        loop = asyncio.get_running_loop()
+        under_way = {task for task in self._commands if task.get_loop() is loop}
         if under_way:  # each ends within the socket timeout
             await asyncio.wait(under_way)
         # kept: a close its loop cuts short has taken them from their connections, closing
@@ -233,6 +234,7 @@ class RedisStore:
             )
         self._let_go_of_loop()
         self._subs.clear()
+        self._commands.clear()  # never to end: a close must not wait for them
         self._client = _client(import_redis(), self._redis_url)
         self._loop = loop
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
+redis_sync = pytest.importorskip("redis")
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -177,3 +178,44 @@ def test_a_store_used_again_under_a_new_event_loop_opens_new_connections(
         assert asyncio.run(job(2)) == (b"v", b"m2")
     asyncio.run(store.close())
     assert caplog.records == []
+
+
+def test_a_store_whose_loop_closed_with_a_command_under_way_works_and_closes_on_the_next(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first loop closes while a put waits in Redis (its writes paused): the next loop's
+    calls work on new connections, a warning says what was under way is lost, and the
+    store's close returns (it does not wait for the put the closed loop left)."""
+    store = RedisStore(redis_url, prefix=f"test-{uuid.uuid4().hex[:12]}")
+    raw = redis_sync.Redis.from_url(redis_url)  # a loop of its own would close with the first
+    early = asyncio.new_event_loop()
+    mine: list[asyncio.Future[None]] = []  # the test's own task, given up with its loop
+
+    async def begin() -> None:
+        raw.execute_command("CLIENT", "PAUSE", "60000", "WRITE")
+        mine.append(asyncio.ensure_future(store.put("flow", "early", b"v")))
+
+        async def blocked() -> bool:
+            return any(c["cmd"] == "set" for c in raw.client_list())
+
+        await eventually(blocked, "the put's SET waits in Redis")
+
+    try:
+        early.run_until_complete(begin())
+    finally:
+        early.close()
+        raw.execute_command("CLIENT", "UNPAUSE")
+        raw.close()
+    for task in mine:
+        task._log_destroy_pending = False  # type: ignore[attr-defined]  # as run_until_complete does
+
+    async def later() -> bytes | None:
+        async with hang_guard("calls and the close on the next loop"):
+            await store.put("flow", "later", b"w")
+            got = await store.get("flow", "later")
+            await store.close()
+        return got
+
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.stores"):
+        assert asyncio.run(later()) == b"w"
+    assert "what was under way there is lost" in caplog.text, caplog.text
