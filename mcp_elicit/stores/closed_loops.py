@@ -17,7 +17,8 @@ Rules:
   A task that has ended, or whose loop still runs, is left alone. :func:`let_go_of_code`
   does so for every pending task of a closed loop whose coroutine is defined in one
   package: the tasks a library started for the work let go of (``asyncio.gather``'s,
-  ``asyncio.wait_for``'s), which nobody else holds.
+  ``asyncio.wait_for``'s), which no caller holds. Any such task of that package is let
+  go of, whoever began it: on a closed loop none can ever run again.
 * :func:`shut_down` ends a connection whose transport belongs to a closed loop: closing
   it would go through that loop (and fail, "Event loop is closed"), so the socket is
   shut down (the peer sees the connection end at once: a command it had only in part is
