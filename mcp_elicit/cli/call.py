@@ -177,7 +177,9 @@ def _main(args: argparse.Namespace) -> int:
         url = words.pop(0)  # a URL and a command: parse_target says to give one (a read's URI may be a URL)
     else:
         url = None
-    target = args.target = parse_args_target(args, url, stdio_usage=f"{args.command} {what} ... --")
+    target = args.target = parse_args_target(
+        args, url, stdio_usage=f"{args.command} {what} ... --", then=words
+    )
     if not words:
         raise UsageError(f"give the {what.lower()} after the TARGET")
     name, pairs = words[0], words[1:]

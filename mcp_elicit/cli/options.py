@@ -104,8 +104,14 @@ def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -
     add_sign_in_options(parser)
 
 
-def parse_args_target(args: argparse.Namespace, url: str | None, *, stdio_usage: str = "check --") -> Target:
-    return parse_target(url, args.server_command, args.header, stdio_usage=stdio_usage)
+def parse_args_target(
+    args: argparse.Namespace,
+    url: str | None,
+    *,
+    stdio_usage: str = "check --",
+    then: Sequence[str] | None = None,
+) -> Target:
+    return parse_target(url, args.server_command, args.header, stdio_usage=stdio_usage, then=then)
 
 
 def client_options(args: argparse.Namespace, target: Target) -> dict[str, Any]:

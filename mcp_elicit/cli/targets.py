@@ -106,10 +106,15 @@ def parse_target(
     headers: Sequence[str] = (),
     *,
     stdio_usage: str = "check --",
+    then: Sequence[str] | None = None,
 ) -> Target:
     """The TARGET from a URL argument or a ``--`` command; ``UsageError`` saying what is
     wrong otherwise. ``stdio_usage`` is how the subcommand's own usage starts a stdio
-    server, for the hint when ``url`` is a command: the words up to and including ``--``."""
+    server, for the hint when ``url`` is a command: the words up to and including ``--``.
+    ``then`` is, for a subcommand that takes words after the TARGET (``call``'s TOOL and
+    its arguments), those words: a ``url`` that reads as the first of them instead (nothing,
+    or a ``NAME=VALUE``, follows it) means the server was left out, and the error says where
+    it goes rather than taking that word for a command."""
     if command is not None:
         if url is not None:
             raise UsageError(
@@ -149,11 +154,26 @@ def parse_target(
                     f"{url!r} is not a valid address ({exc}); give it as http(s)://HOST:PORT/PATH"
                 ) from None
             raise UsageError(f"{url!r} is not an http(s):// URL; give it as {meant}")
+        if then is not None and (not then or "=" in then[0]) and url.isprintable():
+            raise UsageError(_left_out(url, then, stdio_usage))
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
             f" (e.g. mcp-elicit {stdio_usage} {url} ...)"
         )
     return Target(url=url, headers=tuple(_header(h) for h in headers))
+
+
+def _left_out(word: str, then: Sequence[str], stdio_usage: str) -> str:
+    """The error for a subcommand's words given without their server: ``word`` is what it
+    asks for (a tool's name, a URI), not a command to start, and the server goes first as
+    a URL or last after ``--``."""
+    command = stdio_usage.split()[0]
+    asked = shlex.quote(word) + (" ..." if then else "")
+    return (
+        f"no server given ({word!r} is not an http(s):// URL, and nothing follows --): give its URL "
+        f"first, mcp-elicit {command} http://127.0.0.1:8000/mcp {asked}, or the command that starts "
+        f"it last, after --: mcp-elicit {command} {asked} -- mcp-elicit serve app.py"
+    )
 
 
 def _meant_url(word: str) -> str | None:

@@ -58,3 +58,49 @@ def test_an_address_with_a_port_out_of_range_is_not_given_a_url_that_fails_the_s
     assert done.code == 2
     assert "give it as http://localhost:99999" not in done.err, done.err
     assert "Port out of range 0-65535" in done.err, done.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "url_first", "command_last"),
+    [
+        (
+            ["call", "book_table", "restaurant=noma"],
+            "mcp-elicit call http://127.0.0.1:8000/mcp book_table ...",
+            "mcp-elicit call book_table ... -- mcp-elicit serve app.py",
+        ),
+        (
+            ["call", "book_table"],
+            "mcp-elicit call http://127.0.0.1:8000/mcp book_table,",
+            "mcp-elicit call book_table -- mcp-elicit serve app.py",
+        ),
+        (
+            ["prompt", "plan_evening", 'city:="Oslo"'],
+            "mcp-elicit prompt http://127.0.0.1:8000/mcp plan_evening ...",
+            "mcp-elicit prompt plan_evening ... -- mcp-elicit serve app.py",
+        ),
+        (
+            ["read", "bookings://menu/noma"],
+            "mcp-elicit read http://127.0.0.1:8000/mcp bookings://menu/noma,",
+            "mcp-elicit read bookings://menu/noma -- mcp-elicit serve app.py",
+        ),
+    ],
+)
+def test_a_tool_given_without_its_server_is_told_where_the_server_goes(
+    capsys: pytest.CaptureFixture[str], argv: list[str], url_first: str, command_last: str
+) -> None:
+    """The first word is what to ask for, not a command: the hint shows the server given
+    first as a URL or last after --, never the tool run as a server."""
+    done = run(capsys, *argv)
+    assert done.code == 2
+    assert f"no server given ({argv[1]!r} is not an http(s):// URL, and nothing follows --)" in done.err
+    assert url_first in done.err and command_last in done.err, done.err
+    assert f"-- {argv[1]} ..." not in done.err, done.err
+
+
+def test_a_command_given_without_its_dashes_still_gets_the_hint_to_add_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = run(capsys, "call", "node", "server.js", "book_table")
+    assert done.code == 2
+    assert "mcp-elicit call TOOL ... -- node ..." in done.err, done.err
+    assert "no server given" not in done.err
