@@ -2,7 +2,8 @@
 which reads the call's NAME=VALUE words, and the output schema its result is checked
 against (a mismatch is a warning, never a failure).
 
-A tool the server does not list is a clear ``CheckFailed`` naming those it does; one it
+A tool the server does not list is a clear ``CheckFailed`` naming those it does (and the
+closest, for a typo); one it
 listed but the client rejected is left to ``call_tool``, which says why. The check is
 ``jsonschema``'s, imported on first use, and ``$ref`` is resolved inside the schema only,
 never fetched; a schema or result nested past ``MAX_CHECKED_DEPTH`` is not checked (the
@@ -11,6 +12,7 @@ same verdict whatever the process's recursion limit).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from collections.abc import Mapping
 from typing import Any
@@ -45,7 +47,9 @@ async def tool_schemas(
     listed = output.listed(names) or "none"
     if len(names) > output.NAMES_LISTED:
         listed += " (mcp-elicit check with the same TARGET lists them all)"
-    raise CheckFailed(f"the server has no tool {name!r}; its tools: {listed}")
+    close = difflib.get_close_matches(name, names, n=1)
+    meant = f" (did you mean '{output.said(close[0])}'?)" if close else ""
+    raise CheckFailed(f"the server has no tool {name!r}{meant}; its tools: {listed}")
 
 
 def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any]) -> str:

@@ -204,6 +204,12 @@ def test_an_unknown_tool_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_a_mistyped_tool_is_told_the_closest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "book_tabel", "restaurant=noma", "--", *demo_stdio())
+    assert result.code == 1
+    assert "the server has no tool 'book_tabel' (did you mean 'book_table'?); its tools: " in result.err
+
+
 def test_a_json_rpc_error_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "prompt", "no_such_prompt", "--", *demo_stdio())
     assert result.code == 1
