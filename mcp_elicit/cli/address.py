@@ -18,8 +18,10 @@ from __future__ import annotations
 import errno
 import ipaddress
 import os
+import re
 import socket
 import sys
+from urllib.parse import urlsplit
 
 from mcp_elicit.errors import CliError
 
@@ -27,14 +29,61 @@ __all__ = ["default_public_url", "listen_on", "split_address"]
 
 
 def split_address(value: str) -> tuple[str, int]:
+    """``(host, port)`` of ``--http HOST:PORT``; ``CliError`` (exit 2) saying what to give
+    instead for anything else: a URL or a path (the address it names, when it names one), a
+    port alone or a host alone (the address with the other filled in), a host that is
+    neither a name nor an address (``a:b``, which no URL could write)."""
+    if "/" in value:  # a URL, or HOST:PORT/PATH: the path is --path's, the scheme is http
+        raise CliError(f"--http takes HOST:PORT, not a URL or a path: {_meant(value)}", exit_code=2)
     host, sep, port = value.rpartition(":")
+    if not sep and value.isascii() and value.isdigit():  # a port alone
+        raise CliError(
+            f"--http needs HOST:PORT, not {value!r}: give 127.0.0.1:{value} (this machine only) "
+            f"or 0.0.0.0:{value} (every interface)",
+            exit_code=2,
+        )
     if not sep or not (port.isascii() and port.isdigit()):
-        raise CliError(f"--http needs HOST:PORT, not {value!r}", exit_code=2)
+        hint = f": give {value}:8000, say" if not sep and _HOST.fullmatch(value) else ""
+        raise CliError(f"--http needs HOST:PORT, not {value!r}{hint}", exit_code=2)
     number = int(port) if len(port) <= 12 else 0  # int() refuses thousands of digits
     if not 0 < number <= 65535:  # 0 would bind some free port that neither we nor the page links know
         shown = port if len(port) <= 12 else f"{port[:12]}..."
         raise CliError(f"--http: port {shown} is not in 1-65535", exit_code=2)
-    return host.strip("[]") or "127.0.0.1", number
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if ":" in host and not _ipv6(host):  # the public URL would put it in brackets, unreadable
+        raise CliError(
+            f"--http: {host!r} is neither a host name nor an address; give HOST:PORT "
+            "(an IPv6 address in brackets: [::1]:8000)",
+            exit_code=2,
+        )
+    return host or "127.0.0.1", number
+
+
+#: A host name or IPv4 address alone, which a port would make an address.
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?")
+
+
+def _ipv6(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
+
+
+def _meant(value: str) -> str:
+    """What to give for a URL or ``HOST:PORT/PATH`` given to ``--http``."""
+    try:
+        parts = urlsplit(value if "//" in value else f"//{value}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None:
+        return "give the address to listen on, such as 127.0.0.1:8000 (the path is --path)"
+    shown = f"[{host}]" if ":" in host else host
+    path = parts.path.rstrip("/")
+    if path and path != "/mcp":
+        return f"give {shown}:{port}, and --path {path}"
+    return f"give {shown}:{port} (the server answers at http://{shown}:{port}/mcp)"
 
 
 def default_public_url(host: str, port: int) -> str:

@@ -152,3 +152,47 @@ def test_on_windows_the_port_is_not_shared(monkeypatch: pytest.MonkeyPatch) -> N
         finally:
             for sock in sockets:
                 sock.close()
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (
+            "http://127.0.0.1:8030/mcp",
+            "--http takes HOST:PORT, not a URL or a path: give 127.0.0.1:8030 "
+            "(the server answers at http://127.0.0.1:8030/mcp)",
+        ),
+        ("127.0.0.1:8030/mcp", "give 127.0.0.1:8030 (the server answers at http://127.0.0.1:8030/mcp)"),
+        ("http://[::1]:8030/tools/mcp", "give [::1]:8030, and --path /tools/mcp"),
+        ("https://mcp.example.com/mcp", "give the address to listen on, such as 127.0.0.1:8000"),
+        ("8001", "give 127.0.0.1:8001 (this machine only) or 0.0.0.0:8001 (every interface)"),
+        ("localhost", "--http needs HOST:PORT, not 'localhost': give localhost:8000, say"),
+        ("a:b:8000", "'a:b' is neither a host name nor an address"),
+    ],
+)
+def test_an_address_given_as_a_url_a_port_or_a_host_says_what_to_give(value: str, said: str) -> None:
+    with pytest.raises(CliError) as refused:
+        addresses.split_address(value)
+    assert refused.value.exit_code == 2
+    assert said in str(refused.value), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [("127.0.0.1:8000", ("127.0.0.1", 8000)), ("[::1]:8000", ("::1", 8000)), ("::1:8000", ("::1", 8000))],
+)
+def test_an_address_is_split_as_before(value: str, address: tuple[str, int]) -> None:
+    assert addresses.split_address(value) == address
+    assert addresses.split_address(f":{address[1]}") == ("127.0.0.1", address[1])
+
+
+def test_the_server_url_given_to_http_is_one_line_not_a_traceback(events: Path) -> None:
+    """The URL ``serve`` prints is what a person pastes back: it once reached the public
+    URL's check as a host and ended in a ConfigError traceback."""
+    port = free_port()
+    said = serve(f"http://127.0.0.1:{port}")
+    assert said.strip() == (
+        f"mcp-elicit: --http takes HOST:PORT, not a URL or a path: give 127.0.0.1:{port} "
+        f"(the server answers at http://127.0.0.1:{port}/mcp)"
+    ), said
+    assert not events.exists()
