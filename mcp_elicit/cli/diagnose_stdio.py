@@ -6,7 +6,9 @@ which failure it is; these are its stdio words).
   cause;
 * ``stdio_failure``: a server that does not start (a ``.py`` file that is not a program, a
   directory, no execute permission, no ``#!`` line, not on PATH), never answers (with
-  ``--timeout``), or writes something other than JSON-RPC and then gives no answer;
+  ``--timeout``), writes something other than JSON-RPC and then gives no answer, or is a
+  ``python FILE.py`` that ends at once, saying nothing (a file that only defines a
+  ``Server``: ``mcp-elicit serve`` serves it);
 * ``not_json_rpc``: that last one, the same exit and words whether the server then waited
   or exited; ``log_tail`` and ``says_nothing``: the end of its stderr, and whether an
   error's message leaves the reason to it.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from typing import Final
 
 from mcp_elicit.cli.targets import Observed, Target
@@ -81,7 +84,30 @@ def stdio_failure(exc: TransportError, target: Target, observed: Observed) -> Cl
         return CannotConnect(
             f"{text}. {why or f'Is {program!r} installed and on PATH (or give its full path)?'}"
         )
-    return CannotConnect(f"{text}{note}")
+    return CannotConnect(f"{text}{note}{_ran_to_its_end(target, text, observed)}")
+
+
+#: A Python interpreter's name, as a command starts it (python, python3, python3.13).
+_PYTHON = re.compile(r"python[0-9.]*")
+
+
+def _ran_to_its_end(target: Target, text: str, observed: Observed) -> str:
+    """For ``python FILE.py`` that exited 0 without a word: a file that only defines a
+    ``Server`` (as a README's ``app.py`` does) and is run instead of served. "" otherwise."""
+    command = target.command or ()
+    if (
+        len(command) < 2
+        or not _PYTHON.fullmatch(os.path.basename(command[0]))
+        or not command[1].endswith(".py")
+        or "exited with code 0" not in text
+        or observed.stderr_tail.strip()
+    ):
+        return ""
+    script = command[1]
+    return (
+        f"\n{script} ran to its end without serving anything. If it defines an mcp_elicit Server, "
+        f"mcp-elicit serves it: give -- mcp-elicit serve {script} in place of -- {' '.join(command[:2])}"
+    )
 
 
 def _cannot_run(program: str, error: BaseException | None) -> str | None:

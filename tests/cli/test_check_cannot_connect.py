@@ -319,3 +319,30 @@ def test_a_redirect_names_where_it_goes_without_its_password_or_key(
     assert result.code == 3, result.err
     assert f"redirects (HTTP {status}) to http://REDACTED:REDACTED@127.0.0.1:" in result.err
     assert "PASSWORD" not in result.err and "SECRET" not in result.err and "me:" not in result.err
+
+
+def test_a_server_file_run_with_python_instead_of_served_says_to_serve_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """README's app.py defines a Server and runs nothing: ``python app.py`` ends at once,
+    saying nothing, and the error says what serves it."""
+    server = tmp_path / "app.py"
+    server.write_text("from mcp_elicit import Server\n\napp = Server('bookings')\n", encoding="utf-8")
+    result = run(capsys, "check", "--", sys.executable, str(server))
+    assert result.code == 3
+    assert "exited with code 0" in result.err
+    assert (
+        f"{server} ran to its end without serving anything. If it defines an mcp_elicit Server, "
+        f"mcp-elicit serves it: give -- mcp-elicit serve {server} in place of -- {sys.executable} {server}"
+    ) in result.err, result.err
+
+
+def test_a_script_that_fails_is_not_told_to_be_served(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = tmp_path / "server.py"
+    script.write_text("import sys\nprint('no config', file=sys.stderr)\n", encoding="utf-8")
+    result = run(capsys, "check", "--", sys.executable, str(script))
+    assert result.code == 3
+    assert "no config" in result.err
+    assert "ran to its end" not in result.err, result.err
