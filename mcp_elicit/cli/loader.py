@@ -115,9 +115,15 @@ def load_server(target: str) -> Server:
         obj = _attribute(module, spec, name)
         if isinstance(obj, Server):
             return obj
-    found = [v for v in vars(module).values() if isinstance(v, Server)]
+    found = list(
+        {id(v): v for v in vars(module).values() if isinstance(v, Server)}.values()
+    )  # one under two names is one
     if len(found) == 1:
         return found[0]
     if not found:
         raise CliError(f"{spec} defines no mcp_elicit.Server (name it app, or pass {spec}:NAME)", exit_code=2)
-    raise CliError(f"{spec} defines several Servers; pass {spec}:NAME to choose one", exit_code=2)
+    named = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
+    raise CliError(
+        f"{spec} defines several Servers; pass {spec}:NAME to choose one: {', '.join(dict.fromkeys(named))}",
+        exit_code=2,
+    )

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mcp_elicit.cli.loader import load_server
 from mcp_elicit.cli.main import _state_keys, main
 from mcp_elicit.sealing import KeyRing
 
@@ -87,6 +88,20 @@ def test_a_name_whose_reading_raises_is_one_line_exit_2(
     assert len(err.strip().splitlines()) == 1, err
     assert "RuntimeError: no config for " in err, err
     assert "lazy_app.py line 2" in err, err
+
+
+def test_several_servers_are_named_to_choose_from(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    app = tmp_path / "two.py"
+    app.write_text("from mcp_elicit import Server\npublic = Server('a')\nadmin = Server('b')\n")
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert f"defines several Servers; pass {app}:NAME to choose one: {app}:public, {app}:admin" in err, err
+
+
+def test_one_server_under_two_names_is_served(tmp_path: Path) -> None:
+    app = tmp_path / "alias.py"
+    app.write_text("from mcp_elicit import Server\nbookings = Server('bookings')\nprimary = bookings\n")
+    assert load_server(str(app)).name == "bookings"
 
 
 def test_a_name_that_is_an_int_is_said_with_an(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
