@@ -33,7 +33,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.stdio_client import connect_stdio
 
 from support.procs import ROOT, _stop, cli, free_port, http_process, wait_listening
-from support.readme import REVISIONS, block_starting, blocks
+from support.readme import README, REVISIONS, block_starting, blocks
 
 DEMO = "examples/demo_server.py"
 RUN_TIMEOUT = 30.0
@@ -340,3 +340,20 @@ def test_the_opentelemetry_launcher_command_traces(app_py: Path, tmp_path: Path)
     spans = out_path.read_text(errors="replace")
     for name in ("server/discover", "tools/list"):
         assert f'"name": "{name}"' in spans, spans[-3000:] + logged[-3000:]
+
+
+@pytest.mark.anyio
+async def test_lifespan_context_outside_handlers_as_documented(app_py: Path, tmp_path: Path) -> None:
+    """ "code outside them as ``app.lifespan_context``": None for ``app.py``, which has no
+    ``lifespan=``; for the README's weather server, a RuntimeError until it is entered, then
+    what its lifespan yielded."""
+    said = " ".join(README.read_text(encoding="utf-8").split())
+    assert "`app.lifespan_context` (None for a server without `lifespan=`; with one, a `RuntimeError`" in said
+    assert load_server(str(app_py)).lifespan_context is None
+    weather_py = tmp_path / "weather.py"
+    weather_py.write_text(block_starting("python", "# lifespan").text, encoding="utf-8")
+    weather = load_server(str(weather_py))
+    with pytest.raises(RuntimeError, match="hold_lifespan"):
+        weather.lifespan_context  # noqa: B018 - reading it is the check
+    async with weather.hold_lifespan():
+        assert isinstance(weather.lifespan_context, httpx.AsyncClient)
