@@ -112,6 +112,8 @@ class ServerInfo:
         )
 
     def __str__(self) -> str:  # in every message about the server: what it chose, escaped
+        if self.where and self == ServerInfo(where=self.where):  # it has told nothing yet
+            return shown_text(self.where)  # "http://HOST/mcp", not "unknown server (http://HOST/mcp)"
         label = self.title or self.name
         version = f" {self.version}" if self.version else ""
         return shown_text(f"{label}{version}" + (f" ({self.where})" if self.where else ""))

@@ -5,6 +5,7 @@ and redirects that are no MCP endpoint, certificates, and servers that fall sile
 from __future__ import annotations
 
 import http.server
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -279,6 +280,17 @@ def test_a_silent_process(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "check", "--timeout", "0.5", "--", "sleep", "30")
     assert result.code == 3
     assert "started but did not answer" in result.err
+
+
+def test_a_silent_http_server_is_named_by_its_url(capsys: pytest.CaptureFixture[str]) -> None:
+    """A server that takes the connection and never answers has told no name: it is its
+    URL, not "unknown server (URL)"."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        result = run(capsys, "check", url, "--timeout", "0.5")
+    assert result.code == 3
+    assert f"no answer from {url} within 0.5 s" in result.err, result.err
+    assert "unknown server" not in result.err
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])

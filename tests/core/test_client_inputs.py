@@ -212,6 +212,8 @@ def test_server_info_and_origin() -> None:
     info = ServerInfo.from_json({"name": "n", "version": "2", "title": 3}, "stdio")
     assert (info.name, info.version, info.title, info.where) == ("n", "2", None, "stdio")
     assert str(ServerInfo.from_json(None, "")) == "unknown server"
+    # reached but not yet told who it is: where it is, not "unknown server (URL)"
+    assert str(ServerInfo.from_json(None, "http://127.0.0.1:8000/mcp")) == "http://127.0.0.1:8000/mcp"
     assert str(Origin.of("resources/read", {"uri": "x://1"})) == "resources/read x://1"
     assert str(Origin.of("prompts/get", {"name": 3})) == "prompts/get"
     assert str(Origin.of("tools/list", None)) == "tools/list"
