@@ -38,7 +38,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.sign_in import add_sign_in_options, sign_in_from_args
@@ -284,6 +284,25 @@ _JSON_KINDS: tuple[tuple[type, str], ...] = (
 )
 
 
+#: Each JSON type as a sentence names one, and a value of it as a shell word gives it.
+_A_KIND: Final = {
+    "boolean": "a boolean",
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+}
+_EXAMPLES: Final = {
+    "boolean": "true",
+    "integer": "3",
+    "number": "2.5",
+    "null": "null",
+    "array": "'[...]'",
+    "object": "'{...}'",
+}
+
+
 def _kinds(prop: Any) -> set[str] | None:
     """The JSON types a property allows: its ``type``, else those of its ``enum`` or
     ``const`` values, else the union of its ``anyOf`` / ``oneOf`` branches; None when the
@@ -357,10 +376,14 @@ def _json(name: str, value: str, *, typed: set[str] | None = None) -> Any:
         raise UsageError(f"the value of {name!r}: {exc}") from None
     except json.JSONDecodeError:
         if typed is not None:
-            kinds = " or ".join(kind for _, kind in _JSON_KINDS if kind in typed)
+            kinds = sorted(
+                (kind for _, kind in _JSON_KINDS if kind in typed), key=lambda kind: kind == "null"
+            )
+            takes = " or ".join(_A_KIND.get(kind, kind) for kind in kinds)
+            example = _EXAMPLES.get(kinds[0], "...") if kinds else "..."
             raise UsageError(
-                f"{name!r} is {kinds} in the tool's input schema, and {value!r} is not JSON "
-                "(--trace shows the tool's inputSchema)"
+                f"{name!r} takes {takes} (the tool's input schema says so), which {value!r} is not: "
+                f"give it as JSON, such as {name}={example} (--trace shows the tool's inputSchema)"
             ) from None
         raise UsageError(
             f"the value of {name!r} must be JSON here ({value!r} is not); quote text as {name}:='\"...\"'"

@@ -164,15 +164,28 @@ def test_a_value_that_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "cancel_booking", "booking_id=one", "--", *demo_stdio())
     assert result.code == 2
     # the schema wants an integer, so quoting the word as text would only fail on the server
-    assert "'booking_id' is integer in the tool's input schema, and 'one' is not JSON" in result.err
+    assert (
+        "'booking_id' takes an integer (the tool's input schema says so), which 'one' is not: "
+        "give it as JSON, such as booking_id=3" in result.err
+    ), result.err
     assert ":='\"...\"'" not in result.err, result.err
 
 
 @pytest.mark.parametrize(
     ("pair", "said"),
     [
-        ("maybe_n=five", "'maybe_n' is integer or null in the tool's input schema"),
-        ("level=high", "'level' is integer in the tool's input schema"),
+        ("maybe_n=five", "'maybe_n' takes an integer or null (the tool's input schema says so)"),
+        ("level=high", "'level' takes an integer (the tool's input schema says so), which 'high' is not"),
+        (
+            "tags=a,b",
+            "'tags' takes an array or null (the tool's input schema says so), which 'a,b' is not: "
+            "give it as JSON, such as tags='[...]'",
+        ),
+        (
+            "one_of=yes",
+            "'one_of' takes a boolean or a number (the tool's input schema says so), which 'yes' "
+            "is not: give it as JSON, such as one_of=true",
+        ),
     ],
 )
 def test_a_value_the_schema_types_names_the_type_not_text(
