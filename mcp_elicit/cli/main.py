@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -254,6 +255,7 @@ def _serve(args: argparse.Namespace) -> int:
     if address is None:
         from mcp_elicit.transports.stdio_serve import serve_stdio
 
+        _say_stdio_to_a_person(server, args.target)
         try:
             asyncio.run(serve_stdio(server))
         except ConfigError as exc:
@@ -263,6 +265,26 @@ def _serve(args: argparse.Namespace) -> int:
 
     assert http is not None
     return serve_http(server, address, http, args.log_level, given_public=given_public)
+
+
+def _say_stdio_to_a_person(server: Server, target: str) -> None:
+    """``serve`` over stdio started by hand in a terminal, where nothing shows that it runs
+    nor what talks to it: one line on stderr saying so (never on stdout, the protocol's;
+    never when a client started it, its stdin then a pipe)."""
+    try:
+        by_hand = sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed, or replaced by an object without it
+        return
+    if by_hand:
+        shown = shlex.quote(target)
+        print(
+            f"mcp-elicit: serving {server.name!r} over stdio: an MCP client starts this command and "
+            f"speaks JSON-RPC on its stdin and stdout. Try it with: mcp-elicit check -- mcp-elicit "
+            f"serve {shown}, or serve it over HTTP: mcp-elicit serve {shown} --http 127.0.0.1:8000. "
+            "Ctrl-C stops it.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _per_minute(text: str | None) -> float | None:

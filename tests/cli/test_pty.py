@@ -273,3 +273,19 @@ def test_a_call_timed_out_after_a_person_left_a_page_unfinished_says_to_finish_i
             "accepting a page does not finish it. Finish the page, or decline it." in said
         ), pty.screen[-3000:]
         assert "--answers" not in said, pty.screen[-3000:]
+
+
+def test_serve_over_stdio_started_by_hand_says_what_it_is_and_how_to_try_it() -> None:
+    """In a terminal, ``serve`` over stdio shows nothing of its own otherwise: a person who
+    ran it to see it work is told what talks to it; Ctrl-C stops it (130)."""
+    pty = PtySession(
+        [*cli(), "serve", "examples/demo_server.py", "--store", "memory://"], cwd=ROOT, controlling=True
+    )
+    try:
+        pty.expect("mcp-elicit: serving 'bookings' over stdio: an MCP client starts this command")
+        pty.expect("Try it with: mcp-elicit check -- mcp-elicit serve examples/demo_server.py")
+        pty.expect("Ctrl-C stops it.")
+        pty.send(CTRL_C)
+        assert pty.wait() == 130
+    finally:
+        pty.close()

@@ -46,6 +46,22 @@ def test_spaces_around_the_store_url_from_the_environment_are_not_kept() -> None
     assert "URL mode keeps its state in memory://\n" in done.stderr, done.stderr
 
 
+def test_serve_over_stdio_started_by_a_client_says_nothing_of_a_terminal() -> None:
+    """The line for a person at a terminal (tests/cli/test_pty.py) is not written when a
+    client starts the server: its stdin is then a pipe."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py", "--store", "memory://"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "over stdio: an MCP client starts this command" not in done.stderr, done.stderr
+
+
 def test_a_state_key_file_that_is_not_text_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
