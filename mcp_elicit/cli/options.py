@@ -37,6 +37,7 @@ import difflib
 import json
 import math
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -146,10 +147,12 @@ def parse_pairs(
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     props = props if isinstance(props, Mapping) else {}
     given = dict.fromkeys(out, "in --args")  # where each name was given
-    for pair in pairs:
+    for at, pair in enumerate(pairs):
         name, sep, value = pair.partition("=")
         if not sep or not name:
-            raise UsageError(f"arguments are NAME=VALUE or NAME:=JSON, not {pair!r}")
+            raise UsageError(
+                f"arguments are NAME=VALUE or NAME:=JSON, not {pair!r}{_split_by_spaces(pairs, at)}"
+            )
         bare = name.removesuffix(":")
         if bare in given:
             raise UsageError(
@@ -243,6 +246,20 @@ def missing_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
         f"{tool} needs the argument{'' if one else 's'} {listed}, which its input schema requires; "
         f"give {'it' if one else 'them'} as {give}"
     )
+
+
+def _split_by_spaces(pairs: Sequence[str], at: int) -> str:
+    """What the shell's splitting of one argument made of ``pairs[at]``, a word that is no
+    pair: spaces around ``=`` (``restaurant = noma``), or a value of several words left
+    unquoted (``restaurant=Le Bernardin``); "" when neither shows."""
+    word = pairs[at]
+    before = pairs[at - 1] if at > 0 else ""
+    after = pairs[at + 1] if at + 1 < len(pairs) else ""
+    if word.startswith("=") or before.endswith("=") or after.startswith("="):
+        return " (no spaces around =: each argument is one word, NAME=VALUE; quote a value with spaces, NAME='two words')"
+    if "=" in before and "=" not in word:
+        return f" (a value of several words is quoted as one: {shlex.quote(f'{before} {word}')})"
+    return ""
 
 
 def _pair_carries(name: str) -> bool:

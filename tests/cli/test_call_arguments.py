@@ -229,3 +229,29 @@ def test_args_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
         main(["call", "book_table", *twice, "--", *demo_stdio()])
     assert exc.value.code == 2
     assert "argument --args: given twice: give it once" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["restaurant", "=", "noma"], "not 'restaurant' (no spaces around =: each argument is one word"),
+        (["restaurant=", "noma"], "not 'noma' (no spaces around =: each argument is one word"),
+        (["restaurant", "=noma"], "not 'restaurant' (no spaces around ="),
+        (
+            ["restaurant=Le", "Bernardin"],
+            "not 'Bernardin' (a value of several words is quoted as one: 'restaurant=Le Bernardin')",
+        ),
+    ],
+)
+def test_an_argument_the_shell_split_at_its_spaces_says_how_to_keep_it_whole(
+    capsys: pytest.CaptureFixture[str], words: list[str], said: str
+) -> None:
+    result = run(capsys, "call", "book_table", *words, "--", *demo_stdio())
+    assert result.code == 2
+    assert f"arguments are NAME=VALUE or NAME:=JSON, {said}" in result.err, result.err
+
+
+def test_a_bare_word_alone_is_not_said_to_be_split(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "book_table", "noma", "--", *demo_stdio())
+    assert result.code == 2
+    assert result.err.strip().endswith("arguments are NAME=VALUE or NAME:=JSON, not 'noma'"), result.err
