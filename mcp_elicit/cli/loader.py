@@ -111,17 +111,30 @@ def load_server(target: str) -> Server:
         if obj is None:
             raise CliError(f"{spec} has no Server named {attr!r}{others}", exit_code=2)
         raise CliError(f"{spec}:{attr} is {_what(obj)}, not an mcp_elicit.Server{others}", exit_code=2)
+    looked: dict[str, object] = {}  # what the looked-for names hold, when not a Server
     for name in _NAMES:
         obj = _attribute(module, spec, name)
         if isinstance(obj, Server):
             return obj
+        if obj is not None and not inspect.ismodule(obj):
+            looked[name] = obj
     found = list(
         {id(v): v for v in vars(module).values() if isinstance(v, Server)}.values()
     )  # one under two names is one
     if len(found) == 1:
         return found[0]
     if not found:
-        raise CliError(f"{spec} defines no mcp_elicit.Server (name it app, or pass {spec}:NAME)", exit_code=2)
+        if not looked:
+            raise CliError(
+                f"{spec} defines no mcp_elicit.Server (name it app, or pass {spec}:NAME)", exit_code=2
+            )
+        held = ", ".join(f"its {name} is {_what(obj)}" for name, obj in looked.items())
+        raise CliError(
+            f"{spec} defines no mcp_elicit.Server: {held}. A server of another library is started its "
+            "own way (mcp-elicit check -- COMMAND tests it); an mcp_elicit Server is named app, or given "
+            f"as {spec}:NAME",
+            exit_code=2,
+        )
     named = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
     raise CliError(
         f"{spec} defines several Servers; pass {spec}:NAME to choose one: {', '.join(dict.fromkeys(named))}",

@@ -98,6 +98,21 @@ def test_several_servers_are_named_to_choose_from(tmp_path: Path, capsys: pytest
     assert f"defines several Servers; pass {app}:NAME to choose one: {app}:public, {app}:admin" in err, err
 
 
+def test_a_server_of_another_library_is_named_and_not_taken_for_a_typo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A FastMCP or official SDK file under ``mcp`` (as their docs name it): what it holds
+    is said, and how such a server is tested, not only to rename it."""
+    app = tmp_path / "peer.py"
+    app.write_text("class FastMCP:\n    pass\nmcp = FastMCP()\n")
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"{app} defines no mcp_elicit.Server: its mcp is a FastMCP object. A server of another library" in err
+    )
+    assert "(mcp-elicit check -- COMMAND tests it)" in err, err
+
+
 def test_one_server_under_two_names_is_served(tmp_path: Path) -> None:
     app = tmp_path / "alias.py"
     app.write_text("from mcp_elicit import Server\nbookings = Server('bookings')\nprimary = bookings\n")
