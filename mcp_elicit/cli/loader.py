@@ -8,7 +8,8 @@ failure says what was looked for and where; a name that is not a ``Server`` is s
 what it is (a class, a function...), with the Servers the module does define. A module
 that fails while it is imported (a syntax error, an exception, a missing import), or a
 name whose reading raises (a module ``__getattr__``), is named with the error and the
-line it came from, in one line, not a traceback.
+line it came from (the user's own, when what raised is mcp_elicit or a library refusing
+what that line gave it: a registration mistake), in one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ import dataclasses
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
+import sysconfig
 import traceback
 from pathlib import Path
 from types import ModuleType
+from typing import Final
 
 from mcp_elicit.errors import CliError
 from mcp_elicit.server.app import Server
@@ -60,6 +64,21 @@ def _load_module(spec: str) -> ModuleType:
         raise _import_failed(spec, exc) from None
 
 
+#: Where code that is not the user's lives: mcp_elicit itself, the standard library and
+#: installed packages. A registration mistake raised there is the user's line's doing.
+_LIBRARIES: Final = tuple(
+    {
+        str(Path(__file__).resolve().parents[1]),
+        *(sysconfig.get_path(k) for k in ("stdlib", "purelib", "platlib")),
+    }
+)
+
+
+def _library(filename: str) -> bool:
+    path = str(Path(filename).resolve())
+    return any(path == root or path.startswith(root.rstrip("/\\") + os.sep) for root in _LIBRARIES if root)
+
+
 def _import_failed(spec: str, exc: Exception, doing: str = "importing it") -> CliError:
     """What went wrong importing the user's module (or ``doing`` something else with it,
     such as reading a name a module ``__getattr__`` gives), and where, in one line."""
@@ -67,7 +86,8 @@ def _import_failed(spec: str, exc: Exception, doing: str = "importing it") -> Cl
         where = f"{Path(exc.filename).name} line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         return CliError(f"cannot load {spec}: {exc.msg} ({where})", exit_code=2)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
-    at = f" (at {Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
+    own = [f for f in frames if not _library(f.filename)] or frames  # the user's line, if it is there
+    at = f" (at {Path(own[-1].filename).name} line {own[-1].lineno})" if own else ""
     run = f"python {spec}" if spec.endswith(".py") or "/" in spec else f"python -c 'import {spec}'"
     return CliError(
         f"cannot load {spec}: {doing} raised {type(exc).__name__}: {exc}{at}; "

@@ -119,6 +119,19 @@ def test_one_server_under_two_names_is_served(tmp_path: Path) -> None:
     assert load_server(str(app)).name == "bookings"
 
 
+def test_a_registration_mistake_is_placed_at_the_users_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mcp_elicit refuses what the file's line gave it: the line named is that one, not
+    the library's own that raised."""
+    app = tmp_path / "reg.py"
+    app.write_text("from mcp_elicit import Server\napp = Server('reg')\n\napp.tool()(lambda x: x)\n")
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert "ValueError: a lambda's name '<lambda>' is not a valid tool name" in err, err
+    assert "(at reg.py line 4)" in err, err
+
+
 def test_a_name_that_is_an_int_is_said_with_an(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     app = tmp_path / "app.py"
     app.write_text("PORT = 8000\n")
