@@ -26,6 +26,7 @@ __all__ = [
     "MOST_MS",
     "cleartext",
     "expect",
+    "http_meant",
     "loopback_host",
     "milliseconds",
     "one_of",
@@ -158,3 +159,14 @@ def cleartext(url: str) -> bool:
     """True for a plain ``http://`` URL whose host is not loopback."""
     parts = urllib.parse.urlsplit(url)
     return parts.scheme.lower() == "http" and not loopback_host(parts.hostname)
+
+
+def http_meant(text: str) -> str:
+    """For a URL given without its scheme (``mcp.example.com/tools``): ": give https://..."
+    (http:// for a loopback host), the URL it reads as; "" when it reads as no host."""
+    if "://" in text:
+        return ""
+    host = text.split("/")[0].rsplit(":", 1)[0]
+    if host in ("localhost", "127.0.0.1", "[::1]"):
+        return f": give http://{text}"
+    return f": give https://{text}" if "." in host else ""

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
-from mcp_elicit.server.options import cleartext
+from mcp_elicit.server.options import cleartext, http_meant
 from mcp_elicit.server.outgoing import check_url
 from mcp_elicit.server.step_records import StepRecords
 from mcp_elicit.server.url_asking import end_flow, run_flow
@@ -473,16 +473,16 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
     """The pages' public base URL, checked as every link made from it will be. Plain http
     off loopback is refused, as for an OAuth provider's URLs (``server/oauth.py``), unless
     the URL was derived from the bound address (``from_address``; warned at start-up)."""
-    text = url.strip()
+    text, wrong = url.strip(), f"the public URL must look like http(s)://host[:port][/path], not {url!r}"
+    if text.partition("://")[0].lower() not in ("http", "https") or "://" not in text:  # said once
+        raise ConfigError(f"{wrong}{http_meant(text)}")
     try:
         check_url(text)
     except ValueError as exc:
-        raise ConfigError(
-            f"the public URL must look like http(s)://host[:port][/path], not {url!r}: {exc}"
-        ) from None
+        raise ConfigError(f"{wrong}: {exc}") from None
     parts = urllib.parse.urlsplit(text)
     if parts.query or parts.fragment:
-        raise ConfigError(f"the public URL must look like http(s)://host[:port][/path], not {url!r}")
+        raise ConfigError(wrong)
     if not from_address and cleartext(text):
         raise ConfigError(
             f"the public URL {url!r} is plain http on a host that is not loopback: the pages that take "

@@ -107,3 +107,24 @@ def test_an_option_of_the_wrong_kind_is_refused_naming_it(option: str, value: An
     with pytest.raises(ConfigError) as info:
         Server(**{"name": "s", option: value})
     assert str(info.value) == f"{option} {value!r}: expected {expected}"
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("mcp.example.com", "not 'mcp.example.com': give https://mcp.example.com"),
+        (
+            "mcp.example.com:8443/tools",
+            "not 'mcp.example.com:8443/tools': give https://mcp.example.com:8443/tools",
+        ),
+        ("127.0.0.1:8000", "not '127.0.0.1:8000': give http://127.0.0.1:8000"),
+        ("ftp://files.example", "not 'ftp://files.example'"),
+        ("notaurl", "not 'notaurl'"),
+    ],
+)
+def test_a_public_url_without_http_says_it_once_with_the_url_to_give(url: str, said: str) -> None:
+    """It was said twice, the second time as a URL elicitation's rule ("a URL elicitation
+    needs an http(s) URL, not ..."), and never with the URL meant."""
+    with pytest.raises(ConfigError) as info:
+        Server("s", public_url=url)
+    assert str(info.value) == f"the public URL must look like http(s)://host[:port][/path], {said}"
