@@ -12,7 +12,8 @@ Rules:
   lifespan start-up and ``StreamableHTTP.lifespan`` await before serving),
   ``Server.stop`` lets go of one start's share (after the server's own stop: requests
   ended, tasks cancelled; a stop without a start of its own lets go of nothing),
-  and ``Server.hold_lifespan`` holds it around anything else (``connect_memory``). A
+  ``connect_memory`` starts and stops the server as the other transports do, and
+  ``Server.hold_lifespan`` holds it around anything else (a test calling handlers). A
   second transport serving the same ``Server`` shares the running one. A holder that
   comes while it is being entered or exited waits for that to end.
 * A failure on entry is a ``ConfigError`` naming the server and what failed (the
@@ -154,6 +155,8 @@ class HasLifespan:
     def hold_lifespan(self) -> AbstractAsyncContextManager[Any]:
         """``async with server.hold_lifespan() as value:`` keeps the ``lifespan`` entered for
         the block (entered now unless a transport already did; exited after it unless one
-        still holds it): what ``connect_memory`` does, for calling handlers without a
-        transport or serving through one of your own."""
+        still holds it), for calling handlers without a transport. A transport of your own
+        awaits ``start(transport=itself)`` and ``stop(transport=itself)`` instead, as
+        ``connect_memory`` does: they hold the lifespan, and the tasks, relay and stores
+        too (``server.lifecycle``)."""
         return self._lifespan.held()

@@ -12,6 +12,11 @@ session for the transport (as stdio does), whose requests go to
 ``Server.respond_in_session``, the server's questions arriving on the request's exchange
 and the client's answers resolving them.
 
+``connect_memory`` starts the server for the connection and stops it once the client has
+closed (``server.lifecycle``: the connection is one more transport serving it, whose
+sessions are its own); a ``MemoryTransport`` used on its own starts nothing: await
+``server.start(transport=it)`` and ``server.stop(transport=it)`` around it.
+
 ``MemoryTransport.sent`` holds the last ``KEEP_SENT`` (100) notifications and responses
 the client sent, oldest first (a ``deque``: a client living long answers thousands of
 questions); ``trace=`` sees every message both ways. A response of the client's that
@@ -38,6 +43,7 @@ from mcp_elicit.errors import ProtocolError
 from mcp_elicit.log_labels import log_stray_response, request_label
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 
@@ -214,9 +220,16 @@ async def connect_memory(
     **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``server`` in memory; ``options`` are ``Client``'s
-    keyword arguments. The server's ``lifespan`` is held while it is connected
-    (``Server.hold_lifespan``: entered first unless something holds it already, and exited
-    once the client has closed unless something else still does)."""
+    keyword arguments. The connection is a transport serving the server, as stdio or an
+    HTTP app is (``server.lifecycle``): the server is started for it first
+    (``ConfigError`` when it cannot be: a configured store that cannot be used) and
+    stopped for it once the client has closed. So the ``lifespan``, the tasks, the relay
+    and the URL-mode stores stay while it is connected, whatever another transport serving
+    the same server does, and are released when it closes unless another still holds them."""
     transport = MemoryTransport(server, http=http, principal=principal, trace=trace)
-    async with server.hold_lifespan(), Client(transport, answerer=answerer, **options) as client:
-        yield client
+    await start_for(server, transport)
+    try:
+        async with Client(transport, answerer=answerer, **options) as client:
+            yield client
+    finally:
+        await stop_for(server, transport)

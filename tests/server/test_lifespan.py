@@ -2,7 +2,7 @@
 stops, what it yielded read by handlers as ``ctx.lifespan_context`` (at both revisions,
 across 2026-07-28 rounds and in a task) and outside them as ``server.lifespan_context``; a
 failure on entry stops the start, with nothing left held. Through mcp-elicit's client in
-memory (``connect_memory`` holds it) and ``Server.start``/``stop`` as transports await
+memory (``connect_memory`` starts the server) and ``Server.start``/``stop`` as transports await
 them; the real transports are in tests/transports/test_lifespan_transports.py."""
 
 from __future__ import annotations
