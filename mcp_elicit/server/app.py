@@ -320,7 +320,9 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
     ) -> tuple[bytes, Session | None, int]:
         """Answer ``initialize``: the encoded response, the new session when it worked, and
         the HTTP status for the response (503 when every session is in use). ``transport``:
-        the one that opened it, whose stop ends it (``server.lifecycle``)."""
+        the one that opened it, whose stop ends it (``server.lifecycle``; an override
+        should take it and pass it on, one that does not is still served, see
+        ``lifecycle.open_session_for``)."""
         try:
             handshake = parse_initialize(message.params)
             session = self.sessions.create(handshake, principal.subject if principal else None)

@@ -32,6 +32,8 @@ Rules:
 * A subclass overriding ``start``/``stop`` without the ``transport`` keyword (written
   before it existed) keeps working: the transports call it through :func:`start_for` and
   :func:`stop_for`, which name the transport to ``Lifecycle.start``/``stop`` another way.
+  One overriding ``open_session`` so keeps working too: the transports call it through
+  :func:`open_session_for`, which tags the session it returns with the transport.
 * Nothing here runs per request: a transport is named once per session, per
   subscription, per start and per stop.
 """
@@ -50,14 +52,16 @@ from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.stores.base import Store
 
 if TYPE_CHECKING:
-    from mcp_elicit.server.auth import TokenVerifier
+    from mcp_elicit.server.app import Server
+    from mcp_elicit.server.auth import Principal, TokenVerifier
     from mcp_elicit.server.relay import Relay
-    from mcp_elicit.server.sessions import Sessions
+    from mcp_elicit.server.sessions import Session, Sessions
     from mcp_elicit.server.subscriptions import Subscriptions
     from mcp_elicit.server.tasks import Tasks
     from mcp_elicit.server.url_mode import UrlMode
+    from mcp_elicit.wire import jsonrpc
 
-__all__ = ["Lifecycle", "start_for", "stop_for"]
+__all__ = ["Lifecycle", "open_session_for", "start_for", "stop_for"]
 
 #: The transport an override of ``start``/``stop`` without the keyword is called for.
 _CALLING: ContextVar[object] = ContextVar("mcp_elicit_transport", default=None)
@@ -205,6 +209,23 @@ async def start_for(server: Lifecycle, transport: object) -> None:
 async def stop_for(server: Lifecycle, transport: object) -> None:
     """``server.stop(transport=transport)``, as :func:`start_for`."""
     await _call_for(server.stop, transport)
+
+
+def open_session_for(
+    server: Server, message: jsonrpc.Request, principal: Principal | None, transport: object
+) -> tuple[bytes, Session | None, int]:
+    """``server.open_session(message, principal, transport=transport)``, as a transport
+    calls it at ``initialize``; an override of ``open_session`` written before the keyword
+    existed is called without it, and the session it returns is tagged with ``transport``
+    here (unless it names one), so that it still ends with that transport's stop. No await
+    comes between its opening and its tagging: no stop can come between them."""
+    open_session = server.open_session
+    if _takes_transport(open_session):
+        return open_session(message, principal, transport=transport)
+    payload, session, status = open_session(message, principal)
+    if session is not None and session.transport is None:
+        session.transport = transport
+    return payload, session, status
 
 
 async def _call_for(method: Callable[..., Awaitable[None]], transport: object) -> None:

@@ -52,6 +52,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.log_labels import log_unreadable, request_label
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.lifecycle import open_session_for
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
 from mcp_elicit.transports.http_exchange import (
@@ -324,7 +325,7 @@ class PostRoutes(SessionRoutes):
             )
             return
         if message.method == "initialize" and not modern:
-            payload, session, status = self.server.open_session(message, principal, transport=self)
+            payload, session, status = open_session_for(self.server, message, principal, self)
             if session is not None:
                 session.network = network_attributes(scope)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []

@@ -43,7 +43,7 @@ from mcp_elicit.errors import ProtocolError
 from mcp_elicit.log_labels import log_stray_response, request_label
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.lifecycle import start_for, stop_for
+from mcp_elicit.server.lifecycle import open_session_for, start_for, stop_for
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 
@@ -190,7 +190,7 @@ class _MemoryExchange(QueuedExchange):
             and request.method == "initialize"
             and server.core.is_handshake_request(request, given)
         ):
-            payload, owner.session, status = server.open_session(request, owner.principal, transport=owner)
+            payload, owner.session, status = open_session_for(server, request, owner.principal, owner)
         elif owner.session is not None and server.core.is_handshake_request(request, given, in_session=True):
             payload = await server.respond_in_session(
                 request, owner.session, channel=self, principal=owner.principal

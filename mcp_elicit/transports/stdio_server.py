@@ -52,7 +52,7 @@ from typing import Any, BinaryIO
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
 from mcp_elicit.log_labels import log_stray_response, log_unreadable, request_where
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.lifecycle import start_for, stop_for
+from mcp_elicit.server.lifecycle import open_session_for, start_for, stop_for
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
@@ -397,7 +397,7 @@ class StdioServer:
                 and message.method == "initialize"
                 and self.server.core.is_handshake_request(message, None)
             ):
-                payload, self.session, _ = self.server.open_session(message, transport=self)
+                payload, self.session, _ = open_session_for(self.server, message, None, self)
                 if self.session is not None:
                     self.session.network = _PIPE
                 await self.write(payload)

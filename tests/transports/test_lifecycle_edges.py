@@ -1,7 +1,7 @@
 """Where a ``Server``'s start and stop meet something other than one transport starting
-once and stopping once: a subclass overriding ``start``/``stop`` written before the
-``transport`` keyword existed (served over HTTP and stdio, each transport still counted as
-its own), a server started again after ``begin_shutdown`` (its 2026-07-28 retries wait
+once and stopping once: a subclass overriding ``start``/``stop``, or ``open_session``,
+written before the ``transport`` keyword existed (served over HTTP, stdio and in memory,
+each transport still counted as its own, its sessions still its own), a server started again after ``begin_shutdown`` (its 2026-07-28 retries wait
 for the page again), a start while the last stop is still releasing (it gets the relay
 back), and one transport object started twice (its first stop keeps its sessions)."""
 
@@ -12,10 +12,13 @@ import asyncio
 import pytest
 from transports.test_two_transports import Three, opened, opened_by
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, Principal, Server
+from mcp_elicit.server.sessions import Session
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.wire import jsonrpc
 
 from support.memory import MemoryClient
 from support.procs import uvicorn_server
@@ -72,6 +75,47 @@ async def test_an_override_without_the_keyword_serves_each_transport_as_its_own(
         assert (await stays.call_tool("hello"))["content"][0]["text"] == "hello"
     assert app.calls[-1] == "stop" and kept.closed
     assert not app.sessions.live()
+
+
+class OldSessions(Server):
+    """Overrides ``open_session`` as a subclass did before it took ``transport``."""
+
+    def __init__(self) -> None:
+        super().__init__("old-sessions", store=MemoryStore())
+        self.opened: list[Session] = []
+
+        @self.tool()
+        def hello() -> str:
+            return "hello"
+
+    def open_session(  # type: ignore[override]
+        self, message: jsonrpc.Request, principal: Principal | None = None
+    ) -> tuple[bytes, Session | None, int]:
+        payload, session, status = super().open_session(message, principal)
+        if session is not None:
+            self.opened.append(session)
+        return payload, session, status
+
+
+async def test_an_open_session_override_without_the_keyword_keeps_each_transports_sessions_its_own() -> None:
+    app = OldSessions()
+    http = StreamableHTTP(app)
+    async with (
+        uvicorn_server(http, lifespan="on") as on_http,
+        connect_http(on_http.url, versions=("2025-11-25",), timeout=TIMEOUT) as over_http,
+    ):
+        kept = opened(app, [])
+        assert kept.transport is http
+        async with connect_memory(app, versions=["2025-11-25"]) as in_memory:
+            in_memory_session = opened(app, [kept])
+            assert (await in_memory.call_tool("hello"))["content"][0]["text"] == "hello"
+        assert in_memory_session.closed and not kept.closed, "the memory client's close, its own only"
+        async with stdio_session(app):
+            on_stdio = opened(app, [kept])
+        assert on_stdio.closed and not kept.closed, "stdio's stop, its own only"
+        assert (await over_http.call_tool("hello"))["content"][0]["text"] == "hello"
+    assert app.opened == [kept, in_memory_session, on_stdio]
+    assert kept.closed and not app.sessions.live()
 
 
 async def test_a_restart_after_begin_shutdown_waits_for_the_page_again() -> None:
