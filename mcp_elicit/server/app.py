@@ -12,6 +12,7 @@ handler calls it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -212,6 +213,7 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
         self.clock = clock
         self._lifespan = Lifespan(self, lifespan, name)
         self._starts: Counter[object] = Counter()  # by transport (``server.lifecycle``)
+        self._releases: set[asyncio.Task[None]] = set()  # the stops' releases under way
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None

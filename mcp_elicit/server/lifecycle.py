@@ -28,6 +28,11 @@ Rules:
 * A start and the release of the shared parts by the last stop run one at a time: a
   start during that release waits for it, then opens them again (the relay included); a
   stop finding a start under way waits for it, then releases nothing if it succeeded.
+* A stop's release (the shared parts, its share of the ``lifespan``) runs in a task of
+  its own, which the stop awaits: a stop cancelled part way raises at once and the
+  release goes on to its end, in order (the tasks waited for, then the relay, the stores,
+  the ``lifespan``), a start coming meanwhile waiting for it as above. Nothing is left
+  for a later stop to find, and nothing leaks when none comes.
 * A transport still holding a start (the same object started twice) keeps its sessions.
 * A subclass overriding ``start``/``stop`` without the ``transport`` keyword (written
   before it existed) keeps working: the transports call it through :func:`start_for` and
@@ -43,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -62,6 +68,8 @@ if TYPE_CHECKING:
     from mcp_elicit.wire import jsonrpc
 
 __all__ = ["Lifecycle", "open_session_for", "start_for", "stop_for"]
+
+log = logging.getLogger("mcp_elicit.server")
 
 #: The transport an override of ``start``/``stop`` without the keyword is called for.
 _CALLING: ContextVar[object] = ContextVar("mcp_elicit_transport", default=None)
@@ -83,6 +91,9 @@ class Lifecycle:
     _starts: Counter[object]
     #: The lock a start and a last stop's release take (per event loop: none is bound early).
     _order: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+    #: The stops' releases under way (each in a task of its own, which a cancelled stop
+    #: leaves running).
+    _releases: set[asyncio.Task[None]]
 
     if TYPE_CHECKING:
 
@@ -132,16 +143,34 @@ class Lifecycle:
         longer heard, and a store the server opened itself (from a URL, or the default
         file) is closed; a store object passed as ``store=`` stays open, for its owner to
         close. Then the ``lifespan`` is exited (when no other transport holds it). A later
-        :meth:`start` opens it all again."""
+        :meth:`start` opens it all again.
+
+        The release runs in a task of its own: a stop cancelled part way (a second
+        Ctrl-C, a host's cancel scope, a timeout around it) raises at once, and what it had
+        to release is released all the same (the tasks waited for, then the relay, the
+        stores, the ``lifespan``); a start coming meanwhile waits for it."""
         if transport is None:
             transport = _CALLING.get()
         held = self._starts[transport] > 0
         if held:  # a stop with no start of its own (twice, or a start that failed) holds nothing
             self._starts[transport] -= 1
         self._starts = +self._starts  # no transport left at zero: empty once the last stop came
+        if not self._starts[transport]:  # still holding a start (started twice): its own go on
+            self._end_own(transport, last=False)
+        release = asyncio.ensure_future(self._release(transport, held=held))
+        self._releases.add(release)  # held here until it ends: nobody may await it
+        release.add_done_callback(self._releases.discard)
         try:
-            if not self._starts[transport]:  # still holding a start (started twice): its own go on
-                self._end_own(transport, last=False)
+            await asyncio.shield(release)
+        except asyncio.CancelledError:
+            if not release.done():  # the stop was cancelled, not its release: that goes on
+                release.add_done_callback(_log_failure)
+            raise
+
+    async def _release(self, transport: object, *, held: bool) -> None:
+        """What :meth:`stop` releases: the shared parts, when no start is held (checked
+        again once a start under way has ended), then its share of the ``lifespan``."""
+        try:
             if not self._starts:
                 async with self._one_at_a_time():  # after a start under way: it may hold one now
                     last = not self._starts
@@ -237,6 +266,12 @@ async def _call_for(method: Callable[..., Awaitable[None]], transport: object) -
         await method()
     finally:
         _CALLING.reset(named)
+
+
+def _log_failure(release: asyncio.Task[None]) -> None:
+    """A release a cancelled stop left running has ended: its failure, which nobody awaits."""
+    if not release.cancelled() and (exc := release.exception()) is not None:
+        log.error("the server's stop, cancelled, failed to release what it held", exc_info=exc)
 
 
 def _takes_transport(method: Callable[..., object]) -> bool:
