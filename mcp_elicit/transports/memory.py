@@ -141,6 +141,12 @@ class _MemoryExchange(QueuedExchange):
         self.headers: dict[str, str] = {}
         self._task = asyncio.ensure_future(self._run(data, {k.lower(): v for k, v in headers.items()}))
 
+    @property
+    def transport(self) -> MemoryTransport:
+        """The transport carrying it, as the server's ``Channel`` names it for a
+        ``subscriptions/listen`` (whose stop ends it: this client's, no other's)."""
+        return self._owner
+
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """The server's ``Channel``: a handler's notification, through the wire format."""
         self._deliver(jsonrpc.encode_notification(method, params))

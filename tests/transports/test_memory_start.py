@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from mcp_elicit import Context, Server
+from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.memory import connect_memory
 
@@ -93,3 +94,31 @@ async def test_a_memory_client_alone_releases_what_it_started_when_it_closes() -
     assert events == ["enter", "exit"]
     assert app.relay.listening is None and not app.url_mode.serving
     assert running.record.terminal, "the last stop ended the task"
+
+
+async def test_a_stop_naming_no_transport_leaves_a_memory_clients_listener() -> None:
+    """A transport of one's own that names none (``start()``, ``stop()``) stops: the
+    memory client's ``subscriptions/listen`` is the memory client's, not that one's."""
+    app = Server("listened", store=MemoryStore())
+
+    @app.tool()
+    def hello() -> str:
+        return "hello"
+
+    async with (
+        connect_memory(app, versions=["2026-07-28"]) as client,
+        client.listen(tools=True) as changes,
+    ):
+        await eventually(lambda: len(app.subscriptions) == 1, "the memory client listening")
+        await app.start()
+        await app.stop()
+        assert len(app.subscriptions) == 1, "the memory client's listener goes on"
+
+        @app.tool()
+        def added() -> str:
+            """Added once the other transport stopped."""
+            return "added"
+
+        async with hang_guard("the memory client's listener told of the change"):
+            method, _ = await anext(aiter(changes))
+        assert method == "notifications/tools/list_changed"
