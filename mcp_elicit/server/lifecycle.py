@@ -103,8 +103,10 @@ class Lifecycle:
         """What a transport awaits before it serves (``transport``: the transport, which
         names the sessions it opens too; see the module's rules): checks the configured
         store (see :meth:`UrlMode.check_store`), says what seals state (reading the default
-        store's key file when there is one), then enters the ``lifespan`` (unless another
-        transport holds it) and hears other instances' resource updates on the store.
+        store's key file when there is one) and warns of what exposes the URL-mode pages
+        (these two only when no other start is held: the server already serves, and
+        neither can have changed), then enters the ``lifespan`` (unless another transport
+        holds it) and hears other instances' resource updates on the store.
         Raises :class:`ConfigError` with a message to show, having undone what it did: a
         store or a key file that cannot be used fails it before the ``lifespan`` is
         entered, so what that opens (a database pool) is never opened for a server that
@@ -119,10 +121,11 @@ class Lifecycle:
         entered = False
         try:
             await self.url_mode.check_store()
-            self._check_state_keys()
+            if not self._starts:  # else the server serves: what seals and what is exposed was said
+                self._check_state_keys()
+                self.url_mode.warn_at_start(several_users=self.auth is not None)
             self.tasks.reopen()
             self.url_mode.stop_waiting(False)  # a begin_stop before: retries wait again
-            self.url_mode.warn_at_start(several_users=self.auth is not None)
             await self._lifespan.enter()
             entered = True
             if self.url_mode.shared_store is not None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, Server, StaticTokens
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.memory import connect_memory
@@ -122,3 +123,22 @@ async def test_a_stop_naming_no_transport_leaves_a_memory_clients_listener() -> 
         async with hang_guard("the memory client's listener told of the change"):
             method, _ = await anext(aiter(changes))
         assert method == "notifications/tools/list_changed"
+
+
+async def test_a_memory_client_of_a_serving_server_does_not_warn_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = Server("warned", store=MemoryStore(), auth=StaticTokens({"t": "ann"}))  # no page_auth
+
+    @app.tool()
+    def hello() -> str:
+        return "hello"
+
+    http = StreamableHTTP(app)
+    caplog.set_level(logging.WARNING, logger="mcp_elicit")
+    async with http.lifespan():
+        for _ in range(3):
+            async with connect_memory(app, versions=["2026-07-28"]) as client:
+                await client.list_tools()
+    warned = [r for r in caplog.records if "page_auth" in r.getMessage()]
+    assert len(warned) == 1, "said once, when the server started"
