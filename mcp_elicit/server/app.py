@@ -213,6 +213,7 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
         self.clock = clock
         self._lifespan = Lifespan(self, lifespan, name)
         self._starts: Counter[object] = Counter()  # by transport (``server.lifecycle``)
+        self._begun: set[object] = set()  # holding a start, their begin_stop came
         self._releases: set[asyncio.Task[None]] = set()  # the stops' releases under way
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()

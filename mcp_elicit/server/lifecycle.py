@@ -22,7 +22,9 @@ Rules:
 * ``begin_stop`` is the part of a stop a transport does as soon as it is told to stop
   (``StreamableHTTP.begin_shutdown``), before its connections close: its own sessions and
   subscriptions end, and, when no other transport holds a start, the tasks are cancelled
-  and the 2026-07-28 retries waiting for a page end their round.
+  and the 2026-07-28 retries waiting for a page end their round. A transport whose
+  ``begin_stop`` came is stopping: once every one holding a start is (two apps told to
+  stop together; one begun, the other stopped), that is done then too.
 * While a start is held, the URL-mode store cannot be replaced (``configure_url_mode``:
   the relay and the running requests use the one that was checked at the start).
 * A start and the release of the shared parts by the last stop run one at a time: a
@@ -91,6 +93,8 @@ class Lifecycle:
     _starts: Counter[object]
     #: The lock a start and a last stop's release take (per event loop: none is bound early).
     _order: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+    #: The transports holding a start whose ``begin_stop`` came (their stop has not yet).
+    _begun: set[object]
     #: The stops' releases under way (each in a task of its own, which a cancelled stop
     #: leaves running).
     _releases: set[asyncio.Task[None]]
@@ -116,6 +120,7 @@ class Lifecycle:
             transport = _CALLING.get()
         async with self._one_at_a_time():
             await self._start(transport)
+        self._begun.discard(transport)  # it serves again
 
     async def _start(self, transport: object) -> None:
         entered = False
@@ -159,7 +164,10 @@ class Lifecycle:
             self._starts[transport] -= 1
         self._starts = +self._starts  # no transport left at zero: empty once the last stop came
         if not self._starts[transport]:  # still holding a start (started twice): its own go on
+            self._begun.discard(transport)
             self._end_own(transport, last=False)
+            if self._starts and self._begun.issuperset(self._starts):  # the rest are stopping
+                self._stop_serving(transport)
         release = asyncio.ensure_future(self._release(transport, held=held))
         self._releases.add(release)  # held here until it ends: nobody may await it
         release.add_done_callback(self._releases.discard)
@@ -194,12 +202,23 @@ class Lifecycle:
         its connections close: the sessions it opened and its subscriptions end (answered);
         when no other transport holds a start, every session and subscription, the tasks
         still running are cancelled and the 2026-07-28 retries waiting for a page end their
-        round (state only: the client retries elsewhere)."""
-        alone = all(holder is transport for holder in self._starts)
-        self._end_own(transport, last=alone)
-        if alone:
-            self.url_mode.stop_waiting()
-            self.tasks.stop()
+        round (state only: the client retries elsewhere). A transport whose begin_stop came
+        counts as stopping already: when the last of those holding a start begins to stop,
+        or the last not stopping stops, what is done here when alone is done then."""
+        if self._starts[transport]:
+            self._begun.add(transport)
+        if all(holder is transport or holder in self._begun for holder in self._starts):
+            self._stop_serving(transport)
+        else:
+            self._end_own(transport, last=False)
+
+    def _stop_serving(self, transport: object) -> None:
+        """No transport will serve any more (each holding a start has begun to stop): every
+        session and subscription ends, the 2026-07-28 retries waiting for a page end their
+        round, the tasks still running are cancelled (a start after opens them again)."""
+        self._end_own(transport, last=True)
+        self.url_mode.stop_waiting()
+        self.tasks.stop()
 
     def _one_at_a_time(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()

@@ -8,6 +8,7 @@ back), and one transport object started twice (its first stop keeps its sessions
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 from transports.test_two_transports import Three, opened, opened_by
@@ -182,3 +183,50 @@ async def test_a_transport_started_twice_keeps_its_sessions_until_its_last_stop(
     assert not session.closed, "it still holds a start: its sessions go on"
     await app.stop(transport=transport)
     assert session.closed
+
+
+@pytest.mark.parametrize("then", ["begins", "stops"])
+async def test_once_every_transport_began_stopping_retries_stop_waiting_and_tasks_end(then: str) -> None:
+    """Two apps stopping together (a stop signal to a process serving both): the first's
+    ``begin_shutdown`` finds the second holding a start, and ends its own sessions only;
+    when the second begins stopping too, or stops without beginning (stdio's end of
+    input), no transport will serve any more, so what ``begin_shutdown`` does when alone
+    is done then: the retries waiting for a page end their round, the tasks are cancelled."""
+    app = Server("both", store=MemoryStore())
+    running, cancelled = asyncio.Event(), asyncio.Event()
+
+    @app.tool(task="required")
+    async def slow(ctx: Context) -> str:
+        """Runs as a task until cancelled."""
+        await ctx.start_task("working")
+        running.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()
+        return "never"
+
+    async def wait_for_the_page() -> str:
+        await asyncio.Event().wait()
+        return "waited"
+
+    async def look() -> str:
+        return "looked"
+
+    first, second = StreamableHTTP(app), StreamableHTTP(app)
+    async with first.lifespan():
+        async with contextlib.AsyncExitStack() as serving:
+            await serving.enter_async_context(second.lifespan())
+            await MemoryClient(app, capabilities=WITH_TASKS).result("tools/call", {"name": "slow"})
+            async with hang_guard("the task running"):
+                await running.wait()
+            waiting = asyncio.ensure_future(app.url_mode.unless_stopping(wait_for_the_page, look))
+            first.begin_shutdown()  # the second holds a start: the first's own only
+            if then == "begins":
+                second.begin_shutdown()
+            else:
+                await serving.aclose()
+            async with hang_guard("the round's wait ended by the shutdown"):
+                assert await waiting == "looked"
+            async with hang_guard("the task cancelled by the shutdown"):
+                await cancelled.wait()
