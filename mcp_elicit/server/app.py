@@ -22,10 +22,10 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import ServerCore, ServerIdentity
-from mcp_elicit.core.tasks import TaskRecord
 from mcp_elicit.errors import ConfigError, ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
-from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, subject_of
+from mcp_elicit.server.announcements import Announcements
+from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.lifecycle import Lifecycle
 from mcp_elicit.server.lifespan import HasLifespan, Lifespan, LifespanFunction
@@ -65,7 +65,7 @@ log = logging.getLogger("mcp_elicit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
+class Server(StateKeys, HasLifespan, Lifecycle, Announcements, Dispatch):
     """An MCP server. ``Server("bookings")``, then ``@app.tool`` on functions (``async def``
     on the event loop, a plain ``def`` in a worker thread). ``lifespan``: an async context
     manager function given the server, entered when it starts serving and exited when it
@@ -355,60 +355,8 @@ class Server(StateKeys, HasLifespan, Lifecycle, Dispatch):
         answer = respond_in_session(self, message, session, channel=channel, principal=principal)
         return await telemetry.traced(message, answer, version=version, session=sid, network=network)
 
-    @on_loop
-    def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
-        """The URL step ``elicitation_id`` of ``principal`` (the ``ctx.principal`` of the
-        request that asked, or its subject; None without authentication) is done: never
-        another principal's, so an id a handler chose (``"github"``) completes for the one
-        it names. Its sessions that sent it hear ``notifications/elicitation/complete``
-        (each question asked under it; ``Session.complete``): True when one was told here;
-        those of other instances sharing the store are told through it (``relay``). The
-        2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
-        store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
-        subject = subject_of(principal)
-        self.url_mode.step_completed(elicitation_id, subject, self.relay.completion(elicitation_id, subject))
-        return self.sessions.complete(elicitation_id, subject, self.telemetry)
-
-    def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:
-        """A hosted page was given up (closed unfinished): its sessions stop waiting on it."""
-        for session in self.sessions.awaiting(elicitation_id, principal):
-            session.abandon(elicitation_id)
-
-    @on_loop
-    def notify_resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to every client subscribed to ``uri``
-        (2026-07-28 listeners and 2025-11-25 sessions); how many on this instance. With a
-        configured store, the instances sharing it tell theirs too (``server.relay``)."""
-        self.relay.publish(uri)
-        return self._resource_updated(uri)
-
-    def _resource_updated(self, uri: str) -> int:
-        method, params = "notifications/resources/updated", {"uri": uri}
-        allowed = self._readers(uri)  # only those who may read it hear of it
-        sessions = self.sessions.subscribed(uri)
-        if allowed is not None:
-            sessions = [s for s in sessions if allowed(s.subscriptions.get(uri))]
-        for session in sessions:
-            session.notify(method, params, self.telemetry)
-        return len(sessions) + self.subscriptions.publish(method, params, allowed=allowed)
-
-    @on_loop
-    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
-        """Tell every client listening that the list of ``kind`` changed (done for you
-        when a tool, prompt or resource is registered or removed); how many were told. A
-        2025-11-25 session is told only of the kinds its ``initialize`` result declared."""
-        method = f"notifications/{kind}/list_changed"
-        sessions = [s for s in self.sessions.live() if kind in s.offered]  # declared to it only
-        for session in sessions:
-            session.notify(method, None, self.telemetry)
-        return len(sessions) + self.subscriptions.publish(method)
-
     def _offers(self, method: str, name: str) -> bool:
         return name in (self._tools if method == "tools/call" else self._prompts)
-
-    def _task_changed(self, record: TaskRecord) -> None:
-        self.subscriptions.publish("notifications/tasks", record.wire())
-        self.relay.mirror(record)
 
     @property
     def redact_tool_errors(self) -> bool:

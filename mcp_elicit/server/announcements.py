@@ -1,0 +1,95 @@
+"""What a ``Server`` tells the clients listening: a URL step completed or given up, a
+resource updated, a list changed, a task's course. The 2025-11-25 sessions and the
+2026-07-28 listeners (``subscriptions/listen``) hear it alike, and, with a configured
+store, the other instances' clients too (``server.relay``).
+
+Rules: each public one may be called from any thread (``on_loop``: it runs on the event
+loop); each says how many clients on this instance were told. A client hears only what
+it may see: a resource's update only if it may read it, a list change only of a kind
+its ``initialize`` result declared (2025-11-25), a URL step only its own principal's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+from mcp_elicit.core.tasks import TaskRecord
+from mcp_elicit.server.auth import Principal, subject_of
+from mcp_elicit.server.threads import on_loop
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.relay import Relay
+    from mcp_elicit.server.sessions import Sessions
+    from mcp_elicit.server.subscriptions import Subscriptions
+    from mcp_elicit.server.url_mode import UrlMode
+    from mcp_elicit.telemetry import Telemetry
+
+__all__ = ["Announcements"]
+
+
+class Announcements:
+    """The ``Server``'s notifications to its clients (a mixin: the server sets the
+    attributes)."""
+
+    url_mode: UrlMode
+    relay: Relay
+    sessions: Sessions
+    subscriptions: Subscriptions
+    telemetry: Telemetry | None
+
+    if TYPE_CHECKING:
+
+        def _readers(self, uri: str) -> Callable[[Principal | None], bool] | None: ...  # Dispatch's
+
+    @on_loop
+    def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
+        """The URL step ``elicitation_id`` of ``principal`` (the ``ctx.principal`` of the
+        request that asked, or its subject; None without authentication) is done: never
+        another principal's, so an id a handler chose (``"github"``) completes for the one
+        it names. Its sessions that sent it hear ``notifications/elicitation/complete``
+        (each question asked under it; ``Session.complete``): True when one was told here;
+        those of other instances sharing the store are told through it (``relay``). The
+        2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
+        store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
+        subject = subject_of(principal)
+        self.url_mode.step_completed(elicitation_id, subject, self.relay.completion(elicitation_id, subject))
+        return self.sessions.complete(elicitation_id, subject, self.telemetry)
+
+    def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:
+        """A hosted page was given up (closed unfinished): its sessions stop waiting on it."""
+        for session in self.sessions.awaiting(elicitation_id, principal):
+            session.abandon(elicitation_id)
+
+    @on_loop
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to every client subscribed to ``uri``
+        (2026-07-28 listeners and 2025-11-25 sessions); how many on this instance. With a
+        configured store, the instances sharing it tell theirs too (``server.relay``)."""
+        self.relay.publish(uri)
+        return self._resource_updated(uri)
+
+    def _resource_updated(self, uri: str) -> int:
+        method, params = "notifications/resources/updated", {"uri": uri}
+        allowed = self._readers(uri)  # only those who may read it hear of it
+        sessions = self.sessions.subscribed(uri)
+        if allowed is not None:
+            sessions = [s for s in sessions if allowed(s.subscriptions.get(uri))]
+        for session in sessions:
+            session.notify(method, params, self.telemetry)
+        return len(sessions) + self.subscriptions.publish(method, params, allowed=allowed)
+
+    @on_loop
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
+        """Tell every client listening that the list of ``kind`` changed (done for you
+        when a tool, prompt or resource is registered or removed); how many were told. A
+        2025-11-25 session is told only of the kinds its ``initialize`` result declared."""
+        method = f"notifications/{kind}/list_changed"
+        sessions = [s for s in self.sessions.live() if kind in s.offered]  # declared to it only
+        for session in sessions:
+            session.notify(method, None, self.telemetry)
+        return len(sessions) + self.subscriptions.publish(method)
+
+    def _task_changed(self, record: TaskRecord) -> None:
+        self.subscriptions.publish("notifications/tasks", record.wire())
+        self.relay.mirror(record)
