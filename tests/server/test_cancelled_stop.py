@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 import anyio
@@ -19,7 +20,7 @@ from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient
 from support.tasks import WITH_TASKS
-from support.waiting import hang_guard
+from support.waiting import eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -192,3 +193,34 @@ async def test_a_last_stop_cancelled_while_a_start_is_under_way_releases_once_th
         await lifespan.exited.wait()
     assert app.relay.listening is None, "the relay no longer listens"
     assert not app.url_mode.serving
+
+
+async def test_a_failure_of_the_release_a_cancelled_stop_left_running_is_logged(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lifespan = Lifespan()
+    app, running, cancelled, release = slow_to_cancel(lifespan)
+    transport = object()
+    await app.start(transport=transport)
+    stop_relay = app.relay.stop
+
+    async def breaks() -> None:
+        await stop_relay()
+        raise RuntimeError("the relay's store broke")
+
+    monkeypatch.setattr(app.relay, "stop", breaks)
+    stopping = await stop_under_way(app, transport, running, cancelled)
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    release.set()
+    async with hang_guard("the release"):
+        await lifespan.exited.wait()
+    await eventually(lambda: failed(caplog), "the release's failure logged")
+    (record,) = failed(caplog)
+    assert record.exc_info is not None and "the relay's store broke" in str(record.exc_info[1])
+    assert not app.url_mode.serving
+
+
+def failed(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if "failed to release" in r.getMessage()]
