@@ -183,7 +183,8 @@ class StreamableHTTP(PostRoutes):
     def begin_shutdown(self) -> None:
         """Stop serving: end the 2025-11-25 sessions this app opened (their streams close,
         their waiting requests answer with an error) and the subscriptions it carries
-        (answered: a graceful closure), and refuse new MCP requests with 503. Unless
+        (answered: a graceful closure), and refuse new MCP requests with 503 (until the app
+is started again: its lifespan start-up, or :meth:`lifespan`). Unless
         another transport serving the same server holds a start (``Server.begin_stop``),
         every session and subscription ends, the wait of 2026-07-28 retries waiting for a
         page ends too (a state-only round: the client retries elsewhere) and the tasks
@@ -330,6 +331,7 @@ class StreamableHTTP(PostRoutes):
         ``Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)``."""
         keep_page_secrets_out()
         await start_for(self.server, self)
+        self.draining = False  # served again after a shutdown: it answers again
         try:
             yield
         finally:
@@ -353,7 +355,7 @@ class StreamableHTTP(PostRoutes):
                     except ConfigError as exc:
                         await send({"type": "lifespan.startup.failed", "message": str(exc)})
                         return
-                    started = True
+                    started, self.draining = True, False  # served again: it answers again
                     await send({"type": "lifespan.startup.complete"})
                 elif message["type"] == "lifespan.shutdown":
                     started = False

@@ -230,3 +230,17 @@ async def test_once_every_transport_began_stopping_retries_stop_waiting_and_task
                 assert await waiting == "looked"
             async with hang_guard("the task cancelled by the shutdown"):
                 await cancelled.wait()
+
+
+async def test_an_app_served_again_after_its_shutdown_answers_again() -> None:
+    """The same ``StreamableHTTP`` object served once more in this process (a server
+    restarted in place): its earlier ``begin_shutdown`` refuses nothing now."""
+    app = OldStyle()
+    http = StreamableHTTP(app)
+    for _ in range(2):
+        async with (
+            uvicorn_server(http, lifespan="on") as running,
+            connect_http(running.url, versions=("2026-07-28",), timeout=TIMEOUT) as client,
+        ):
+            assert (await client.call_tool("hello"))["content"][0]["text"] == "hello"
+            http.begin_shutdown()  # as serve does when told to stop
