@@ -183,14 +183,14 @@ class StreamableHTTP(PostRoutes):
     def begin_shutdown(self) -> None:
         """Stop serving: end the 2025-11-25 sessions this app opened (their streams close,
         their waiting requests answer with an error) and the subscriptions it carries
-        (answered: a graceful closure), and refuse new MCP requests with 503 (until the app
-is started again: its lifespan start-up, or :meth:`lifespan`). Unless
-        another transport serving the same server holds a start (``Server.begin_stop``),
-        every session and subscription ends, the wait of 2026-07-28 retries waiting for a
-        page ends too (a state-only round: the client retries elsewhere) and the tasks
-        still running are cancelled. Call it when
-        the ASGI server starts its graceful shutdown, which is before the lifespan
-        shutdown event: that one comes only once every connection has closed."""
+        (answered: a graceful closure), and refuse new MCP requests with 503 until the app
+        is started again (its lifespan start-up, or :meth:`lifespan`). Unless another
+        transport serving the same server holds a start and is not stopping too
+        (``Server.begin_stop``), every session and subscription ends, the wait of 2026-07-28 retries waiting for a page
+        ends too (a state-only round: the client retries elsewhere) and the tasks still
+        running are cancelled. Call it when the ASGI server starts its graceful shutdown,
+        which is before the lifespan shutdown event: that one comes only once every
+        connection has closed."""
         self.draining = True
         self.server.begin_stop(transport=self)
 
