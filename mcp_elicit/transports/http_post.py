@@ -30,20 +30,18 @@ first: else 408 (-32600) and the connection closes, so a client that stalls mid-
 (slowloris) holds nothing; one that sends no body at all is refused the same way after
 between one and two ``body_timeout``. A body read in one piece, the usual case, runs no
 timer of its own. Without a public URL, the page links a request's handler makes start
-with that request's own allow-listed Host (``LearnedBase``).
+with that request's own allow-listed Host (``page_hosts.LearnedBase``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import Awaitable, Mapping
 from typing import Final
 
 from mcp_elicit.core.rev_2025_11_25 import no_session
 from mcp_elicit.errors import (
-    ConfigError,
     HeaderMismatch,
     InternalError,
     InvalidRequest,
@@ -54,7 +52,7 @@ from mcp_elicit.log_labels import log_unreadable, request_label
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.lifecycle import open_session_for
 from mcp_elicit.telemetry import notifying
-from mcp_elicit.transports.http_bearer import app_base, authenticate, refuse_scopes
+from mcp_elicit.transports.http_bearer import authenticate, refuse_scopes
 from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     Exchange,
@@ -73,12 +71,13 @@ from mcp_elicit.transports.http_exchange import (
     network_attributes,
 )
 from mcp_elicit.transports.http_sessions import SessionRoutes
+from mcp_elicit.transports.page_hosts import LearnedBase
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import OWS, VERSION_HEADER
 from mcp_elicit.wire.sse import encode_event
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake, unsupported
 
-__all__ = ["SHUTTING_DOWN", "LearnedBase", "PostRoutes"]
+__all__ = ["SHUTTING_DOWN", "PostRoutes"]
 
 log = logging.getLogger("mcp_elicit.http")
 
@@ -96,28 +95,6 @@ def _coded(coding: str) -> bool:
 _RUNS_USER_CODE: Final = frozenset(
     {"tools/call", "prompts/get", "resources/read", "completion/complete", "subscriptions/listen"}
 )
-
-
-class LearnedBase:
-    """Where the pages are, without a public URL: the base of the request being served
-    (its allow-listed Host), seen by the handler it runs and the page it serves. Never
-    another request's: with several hosts allowed, a request naming another Host must
-    not decide where a link given to someone else points."""
-
-    def __init__(self) -> None:
-        self._request: contextvars.ContextVar[tuple[Scope, Mapping[str, str]] | None] = (
-            contextvars.ContextVar("pages_base", default=None)
-        )
-        #: Note ``(scope, headers)``, the request being served (for its handlers too). Its
-        #: base is built only when asked for: most requests make no page link. (The
-        #: variable's own ``set``: no Python call on every request's path.)
-        self.learn = self._request.set
-
-    async def base_url(self) -> str:
-        request = self._request.get()
-        if request is None:
-            raise ConfigError("the pages' address is not known here: set Server(public_url=...)")
-        return app_base(*request)
 
 
 async def _watch_disconnect(receive: Receive, exchange: Exchange, task: asyncio.Task[object]) -> None:

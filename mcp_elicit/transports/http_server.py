@@ -91,9 +91,10 @@ from mcp_elicit.transports.http_exchange import (
     repeated_headers,
     route_path,
 )
-from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
+from mcp_elicit.transports.http_post import SHUTTING_DOWN, PostRoutes
 from mcp_elicit.transports.http_sessions import claim_route
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
+from mcp_elicit.transports.page_hosts import learned_base
 from mcp_elicit.transports.pages import pages_app
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
@@ -145,9 +146,7 @@ class StreamableHTTP(PostRoutes):
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
         self._pages = pages_app(server, body_timeout=body_timeout)
-        self._learned = LearnedBase()
-        if server.url_mode.page_host is None:
-            server.url_mode.page_host = self._learned
+        self._learned = learned_base(server)  # the pages' base: one for every app of the server
         if server.url_mode.token_exchange is None:
             server.url_mode.token_exchange = HttpTokenExchange()
         self.path = path.rstrip("/") or "/"

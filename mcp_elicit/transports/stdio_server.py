@@ -55,8 +55,8 @@ from mcp_elicit.server.app import Server
 from mcp_elicit.server.lifecycle import open_session_for, start_for, stop_for
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
-from mcp_elicit.transports.loopback_pages import LoopbackPages
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
+from mcp_elicit.transports.page_hosts import loopback_pages
 from mcp_elicit.transports.stdio_ends import PipeOutput, hung_up, unwatchable
 from mcp_elicit.transports.stdio_stderr import own_stderr
 from mcp_elicit.transports.stdio_stdout import own_stdout
@@ -203,21 +203,17 @@ class StdioServer:
             return  # a stop signal came while it started: nothing was served, nothing is held
         finally:
             self._starting = None
-        pages = None
-        if self.server.url_mode.page_host is None and self.server.url_mode.public_url is None:
-            pages = self.server.url_mode.page_host = LoopbackPages(self.server)
         if self.server.url_mode.token_exchange is None:
             self.server.url_mode.token_exchange = HttpTokenExchange()
-        try:
-            if stdout is not None:
-                await self._serve(loop, stdin, stdout)
-            else:
-                with own_stderr(), own_stdout() as protocol_out:
-                    await self._serve(loop, stdin, protocol_out)
-        finally:
-            await stop_for(self.server, self)
-            if pages is not None:
-                await pages.close()
+        async with loopback_pages(self.server):  # closed after the stop
+            try:
+                if stdout is not None:
+                    await self._serve(loop, stdin, stdout)
+                else:
+                    with own_stderr(), own_stdout() as protocol_out:
+                        await self._serve(loop, stdin, protocol_out)
+            finally:
+                await stop_for(self.server, self)
 
     async def _serve(
         self, loop: asyncio.AbstractEventLoop, stdin: BinaryIO | None, stdout: BinaryIO | None
