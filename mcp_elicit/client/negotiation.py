@@ -181,7 +181,8 @@ async def _probe(
             detail = f" ({reply.detail})" if reply.detail else ""
             return Legacy(f"{verdict.reason}{detail}{f': {reply.said}' if reply.body else ''}")
         return verdict
-    return _judged(conn, reply, version, versions, 200 if transport.http else None, "")
+    status = (getattr(exchange, "status", None) or 200) if transport.http else None  # a JSON-RPC error's 503
+    return _judged(conn, reply, version, versions, status, "")
 
 
 def _judged(

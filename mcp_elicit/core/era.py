@@ -15,7 +15,8 @@ binding pages):
 * Anything else means legacy: on stdio any other error or no answer in time; on HTTP a
   4xx or 2xx without a recognized modern error body. The fallback is never keyed to one
   error code.
-* Not evidence of an era, but errors: 401/403 (authorization), 5xx, a broken connection.
+* Not evidence of an era, but errors: 401/403 (authorization), 429 and 503 (busy, or
+  shutting down: try again), another 5xx without a JSON-RPC error, a broken connection.
 * Versions are picked from the registry in the client's order of preference; date strings
   are never compared.
 """
@@ -162,6 +163,11 @@ def judge_probe(
     if status == 429:  # load shedding says nothing of the revisions the server speaks
         raise TransportError(
             f"The server is busy (HTTP 429 Too Many Requests): try again later. {body[:200]}".rstrip()
+        )
+    if status == 503:  # unavailable (stopping, overloaded): says nothing of its revisions either
+        said = answer.error.get("message", "") if isinstance(answer, ErrorResponse) else body
+        raise TransportError(
+            f"The server is unavailable (HTTP 503 Service Unavailable): try again later. {str(said)[:200]}".rstrip()
         )
     if status is not None and status >= 500 and not isinstance(answer, ErrorResponse):
         raise TransportError(f"The server failed with HTTP {status}: {body[:200] or 'no body'}")

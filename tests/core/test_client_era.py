@@ -133,6 +133,17 @@ def test_too_many_requests_is_not_an_era() -> None:
         judge_probe(None, requested="2026-07-28", preferred=BOTH, status=429, body="slow down")
 
 
+def test_an_unavailable_server_is_not_an_era() -> None:
+    # a server shutting down answers 503 with a JSON-RPC error: not a server of an earlier revision
+    stopping = error(-32603, "Service unavailable: the server is shutting down")
+    with pytest.raises(
+        TransportError, match=r"unavailable \(HTTP 503 .*\): try again later\. .*shutting down"
+    ):
+        judge_probe(stopping, requested="2026-07-28", preferred=BOTH, status=503)
+    with pytest.raises(TransportError, match=r"unavailable \(HTTP 503 .*\): try again later\. overloaded"):
+        judge_probe(None, requested="2026-07-28", preferred=BOTH, status=503, body="overloaded")
+
+
 def test_a_server_failure_is_not_an_era() -> None:
     with pytest.raises(TransportError, match="HTTP 502"):
         judge_probe(None, requested="2026-07-28", preferred=BOTH, status=502, body="bad gateway")

@@ -14,6 +14,7 @@ import pytest
 from transports.test_two_transports import Three, opened, opened_by
 
 from mcp_elicit import Context, Principal, Server
+from mcp_elicit.errors import TransportError
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_client import connect_http
@@ -244,3 +245,13 @@ async def test_an_app_served_again_after_its_shutdown_answers_again() -> None:
         ):
             assert (await client.call_tool("hello"))["content"][0]["text"] == "hello"
             http.begin_shutdown()  # as serve does when told to stop
+
+
+async def test_a_client_connecting_to_an_app_shutting_down_is_told_to_try_again() -> None:
+    """Not that the server speaks an earlier revision: it is stopping."""
+    http = StreamableHTTP(OldStyle())
+    async with uvicorn_server(http, lifespan="on") as running:
+        http.begin_shutdown()
+        with pytest.raises(TransportError, match=r"HTTP 503 .*try again later.*shutting down"):
+            async with connect_http(running.url, versions=("2026-07-28",), timeout=TIMEOUT):
+                pass
