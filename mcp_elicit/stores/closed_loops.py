@@ -23,7 +23,8 @@ Rules:
   it would go through that loop (and fail, "Event loop is closed"), so the socket is
   shut down (the peer sees the connection end at once: a command it had only in part is
   dropped, never run), and, on asyncio's own transports, closed as that loop would have
-  closed it next; on another kind of transport the collector frees the descriptor.
+  closed it next; on another kind of transport (uvloop's, whose socket is out of reach
+  once its loop is closed) the collector frees the descriptor. It never raises.
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def shut_down(writer: asyncio.StreamWriter | None) -> None:
         return
     transport = writer.transport
     sock = writer.get_extra_info("socket")
-    if sock is not None:
-        with contextlib.suppress(OSError):
+    if sock is not None:  # uvloop's stand-in refuses shutdown: TypeError
+        with contextlib.suppress(OSError, TypeError, AttributeError):
             sock.shutdown(socket.SHUT_RDWR)
     if not transport.is_closing():
         with contextlib.suppress(RuntimeError):  # marked closing; its closed loop refuses the rest
