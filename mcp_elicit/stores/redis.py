@@ -239,6 +239,19 @@ class RedisStore:
         self._loop = loop
 
     def _let_go_of_loop(self) -> None:
+        # on redis-py's and asyncio's internals: one that changed is logged, never raised (a
+        # raise here would fail every later call, the store never moving to the new loop)
+        try:
+            self._let_go_of_connections()
+        except Exception:
+            log.warning(
+                "Redis store %s: what its closed event loop left could not all be let go of; "
+                "its connections end when collected",
+                self.url,
+                exc_info=True,
+            )
+
+    def _let_go_of_connections(self) -> None:
         held = self._connections()
         writers = [*self._closing_writers, *(getattr(c, "_writer", None) for c in held)]  # before
         for task in (*self._commands, *(() if self._closing is None else (self._closing,))):
