@@ -177,24 +177,28 @@ class StepRecords:
         loop = asyncio.get_running_loop()
         for store, where in self._abandoned():
             self._start(loop.create_task(_close(store, where)), (store, where))
-        delay, given_up = RETRY_FIRST, loop.time() + RETRY_FOR
+        delay, given_up, down = RETRY_FIRST, loop.time() + RETRY_FOR, False
         while True:
             try:
+                if down:  # the pause inside: a cancellation there is logged too
+                    await self._pause(delay)
+                    delay = min(delay * 2, RETRY_MOST)
                 if steps is not None:
                     await steps.complete(elicitation_id, principal, told)
                 elif url is not None:
                     await self._write_for_burst(url, elicitation_id, principal, told)
-                if delay > RETRY_FIRST:
+                if down:
                     log.info("the completion of URL step %r is recorded", elicitation_id[:64])
                 return
             except asyncio.CancelledError:
-                if delay > RETRY_FIRST:  # cut short while the store was down
+                if down:  # cut short while the store was down
                     _lost(elicitation_id, "the write was cancelled while the store was down")
                 raise
             except Exception as exc:  # any backend's failure, StoreUnavailable included
                 if not isinstance(exc, self._down) or loop in self._settling or loop.time() > given_up:
                     _lost(elicitation_id, str(exc))
                     return
+                down = True
                 log.warning(
                     "the completion of URL step %r could not be recorded in the store yet (%s); "
                     "trying again in %.0f s",
@@ -202,8 +206,6 @@ class StepRecords:
                     exc,
                     delay,
                 )
-            await self._pause(delay)
-            delay = min(delay * 2, RETRY_MOST)
 
     async def _pause(self, delay: float) -> None:
         """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""

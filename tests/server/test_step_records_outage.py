@@ -6,6 +6,7 @@ gives it up at once, saying so, rather than waiting to try again."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from pathlib import Path
@@ -18,7 +19,7 @@ from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores import open_store
 
 from support.redis import redis_available, redis_server, started_again
-from support.waiting import HANG_GUARD, eventually, hang_guard
+from support.waiting import HANG_GUARD, HOURS, eventually, hang_guard
 
 pytestmark = [
     pytest.mark.anyio,
@@ -80,3 +81,32 @@ async def test_a_server_stopped_while_a_completion_waits_for_redis_gives_it_up_a
             async with hang_guard("the stop while a completion waits to be written again"):
                 await app.stop()
     assert _said(caplog, "'pay-1' could not be recorded in the store ("), caplog.text
+
+
+async def test_a_completion_cancelled_while_it_waits_for_redis_is_logged_as_not_recorded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A webhook's ``asyncio.run`` ends (cancelling what is left) while its completion waits
+    to try Redis again: the completion is logged as not recorded. A cancellation then, in
+    the pause between tries, where such a write spends nearly all its time, was said
+    nowhere: only one cut short in a try itself was logged."""
+    monkeypatch.setattr(step_records, "RETRY_FIRST", HOURS)  # cancelled in the pause, surely
+    with redis_server(tmp_path) as redis:
+        app = Server("shop", state_keys=KEYS, store=f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}")
+        redis.proc.kill()
+        redis.proc.wait()
+
+        async def webhook() -> None:  # never starts the server: the write opens its store
+            app.complete_elicitation("pay-1", "alice")
+            await eventually(
+                lambda: _said(caplog, "could not be recorded in the store yet"),
+                "the write failing while Redis is down",
+            )
+
+        with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+            async with hang_guard("asyncio.run cancelling the write waiting to try again"):
+                await asyncio.to_thread(asyncio.run, webhook())
+    assert _said(
+        caplog,
+        "'pay-1' could not be recorded in the store (the write was cancelled while the store was down)",
+    ), caplog.text
