@@ -243,12 +243,13 @@ class RedisStore:
         # raise here would fail every later call, the store never moving to the new loop)
         try:
             self._let_go_of_connections()
-        except Exception:
+        except Exception as exc:
             log.warning(
-                "Redis store %s: what its closed event loop left could not all be let go of; "
-                "its connections end when collected",
+                "Redis store %s: what its closed event loop left could not all be let go of "
+                "(%s: %s); its connections end when collected",
                 self.url,
-                exc_info=True,
+                type(exc).__name__,
+                exc,
             )
 
     def _let_go_of_connections(self) -> None:
