@@ -11,6 +11,7 @@ its ``initialize`` result declared (2025-11-25), a URL step only its own princip
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
@@ -53,7 +54,8 @@ class Announcements:
         2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
         store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
         subject = subject_of(principal)
-        self.url_mode.step_completed(elicitation_id, subject, self.relay.completion(elicitation_id, subject))
+        notice = functools.partial(self.relay.completion, elicitation_id, subject)  # sealed when sent
+        self.url_mode.step_completed(elicitation_id, subject, notice)
         return self.sessions.complete(elicitation_id, subject, self.telemetry)
 
     def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:

@@ -74,8 +74,10 @@ RETRY_FIRST = 1.0
 RETRY_MOST = 30.0
 RETRY_FOR = 600.0
 
-#: What to publish once a completion is written: a channel and a message (the relay's).
-Told: TypeAlias = tuple[str, bytes] | None
+#: What to publish once a completion is written: made at each try, a channel and a message
+#: (the relay's sealed notice, which lives for a minute: one made at the call would be
+#: refused as late by the instances reading it once an outage of the store is over).
+Told: TypeAlias = Callable[[], tuple[str, bytes]] | None
 #: What a task under way does: write the completion of a step (its id), or close a store
 #: (and its URL) that writes of a closed event loop left open.
 _Doing: TypeAlias = str | tuple[Store, str]
@@ -118,7 +120,7 @@ class StepRecords:
 
     def record(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
         """Write, without waiting, that ``principal``'s step ``elicitation_id`` is done; then
-        publish ``told`` (a channel and a message) through the same store."""
+        publish what ``told`` makes (a channel and a message) through the same store."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -183,10 +185,11 @@ class StepRecords:
                 if down:  # the pause inside: a cancellation there is logged too
                     await self._pause(delay)
                     delay = min(delay * 2, RETRY_MOST)
+                notice = None if told is None else told()  # made now: see ``Told``
                 if steps is not None:
-                    await steps.complete(elicitation_id, principal, told)
+                    await steps.complete(elicitation_id, principal, notice)
                 elif url is not None:
-                    await self._write_for_burst(url, elicitation_id, principal, told)
+                    await self._write_for_burst(url, elicitation_id, principal, notice)
                 if down:
                     log.info("the completion of URL step %r is recorded", elicitation_id[:64])
                 return
@@ -218,7 +221,7 @@ class StepRecords:
             self._pauses.discard(wake)
 
     async def _write_for_burst(
-        self, url: str, elicitation_id: str, principal: str | None, told: Told
+        self, url: str, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None
     ) -> None:
         key = (url, asyncio.get_running_loop())
         with self._lock:

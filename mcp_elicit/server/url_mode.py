@@ -41,7 +41,7 @@ from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext, http_meant
 from mcp_elicit.server.outgoing import check_url
-from mcp_elicit.server.step_records import StepRecords
+from mcp_elicit.server.step_records import StepRecords, Told
 from mcp_elicit.server.url_asking import end_flow, run_flow
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault
@@ -387,13 +387,11 @@ class UrlMode:
             )
         return self._steps
 
-    def step_completed(
-        self, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None = None
-    ) -> None:
+    def step_completed(self, elicitation_id: str, principal: str | None, told: Told = None) -> None:
         """Record, without waiting, that ``principal``'s step ``elicitation_id`` is done, for
         the 2026-07-28 requests held on it on any instance sharing the store
-        (``complete_elicitation``; ``server/step_records.py``). ``told``: a channel and
-        message published once it is recorded (the relay's, for the sessions of other
+        (``complete_elicitation``; ``server/step_records.py``). ``told`` makes a channel and
+        message, published once it is recorded (the relay's, for the sessions of other
         instances). A failure is logged; ``close`` writes what is under way first."""
         self._records.record(elicitation_id, principal, told)
 

@@ -11,10 +11,11 @@ import logging
 import uuid
 from pathlib import Path
 
+import orjson
 import pytest
 
 from mcp_elicit import KeyRing, Server
-from mcp_elicit.server import step_records
+from mcp_elicit.server import step_notices, step_records
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores import open_store
 
@@ -110,3 +111,45 @@ async def test_a_completion_cancelled_while_it_waits_for_redis_is_logged_as_not_
         caplog,
         "'pay-1' could not be recorded in the store (the write was cancelled while the store was down)",
     ), caplog.text
+
+
+async def test_a_completion_written_after_a_long_outage_tells_the_other_instances_in_time(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notice telling the other instances (their 2025-11-25 sessions) that the step is
+    done is sealed for a minute. It was sealed at the call, so a completion written after an
+    outage of more than a minute published one every instance refused as late, and their
+    sessions were never told. It is now sealed when it is sent."""
+    monkeypatch.setattr(step_records, "RETRY_FIRST", HOURS)  # tried again when the server stops
+    now = [1_000_000.0]
+    with redis_server(tmp_path) as redis:
+        url = f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}"
+        app = Server("shop", state_keys=KEYS, store=url, clock=lambda: now[0])
+        await app.start()
+        stopped = False
+        try:
+            redis.proc.kill()
+            redis.proc.wait()
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                app.complete_elicitation("pay-1", "alice")
+                await eventually(
+                    lambda: _said(caplog, "could not be recorded in the store yet"), "the write failing"
+                )
+            now[0] += 600.0  # the outage lasted ten minutes
+            with started_again(redis):
+                listener = open_store(url)
+                try:
+                    async with listener.subscribe(app.relay.channel) as subscription:
+                        async with hang_guard("the stop writing the completion"):
+                            await app.stop()  # wakes the write, which tries once more: Redis is back
+                        stopped = True
+                        sent = orjson.loads(await subscription.next(HANG_GUARD))
+                        while "sealed" not in sent:  # the relay's other messages, if any
+                            sent = orjson.loads(await subscription.next(HANG_GUARD))
+                finally:
+                    await listener.close()
+        finally:
+            if not stopped:
+                await app.stop()
+    notice = step_notices.open_notice(app.relay._mirroring(), sent["sealed"], now=now[0])
+    assert notice == ("pay-1", "alice"), "the other instances refuse the notice as late"
