@@ -198,8 +198,12 @@ class StepRecords:
                     _lost(elicitation_id, "the write was cancelled while the store was down")
                 raise
             except Exception as exc:  # any backend's failure, StoreUnavailable included
-                if not isinstance(exc, self._down) or loop in self._settling or loop.time() > given_up:
+                if not isinstance(exc, self._down):
                     _lost(elicitation_id, str(exc))
+                    return
+                if loop in self._settling or loop.time() > given_up:
+                    why = "the server is stopping" if loop in self._settling else f"tried for {RETRY_FOR:g} s"
+                    _lost(elicitation_id, f"{exc}; given up: {why}")
                     return
                 down = True
                 log.warning(

@@ -153,3 +153,23 @@ async def test_a_completion_written_after_a_long_outage_tells_the_other_instance
                 await app.stop()
     notice = step_notices.open_notice(app.relay._mirroring(), sent["sealed"], now=now[0])
     assert notice == ("pay-1", "alice"), "the other instances refuse the notice as late"
+
+
+async def test_a_completion_given_up_after_its_tries_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that tried for ``RETRY_FOR`` seconds (here none) and failed is given up, and
+    the line says why it stopped trying, not only the store's last error."""
+    monkeypatch.setattr(step_records, "RETRY_FOR", 0.0)
+    with redis_server(tmp_path) as redis:
+        app = Server("shop", state_keys=KEYS, store=f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}")
+        redis.proc.kill()
+        redis.proc.wait()
+        try:
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                app.complete_elicitation("pay-1", "alice")
+                await eventually(lambda: _said(caplog, "could not be recorded in the store ("), "the give-up")
+        finally:
+            await app.stop()
+    assert _said(caplog, "; given up: tried for 0 s)"), caplog.text
+    assert not _said(caplog, "trying again"), caplog.text
