@@ -54,7 +54,9 @@ Rules:
   one is closed (``asyncio.run`` called again, a loop on a thread replaced), the store
   lets go of them (below) and opens new ones there, rather than failing every call with
   redis-py's "attached to a different loop"; what was still under way on the closed loop
-  is lost, and a warning says so.
+  is lost, and a warning says so. Letting go works on redis-py's and asyncio's internals
+  (uvloop's too): one that fails there is a warning, never raised, and the old connections
+  are left to the collector.
 * A store whose event loop closed before its work ended (a loop on another thread
   stopped, a ``close`` cut short as its loop ended) is closed by a ``close`` on another
   loop: what it had under way is let go of and its connections shut down
