@@ -16,6 +16,9 @@ Rules:
   ``Server.hold_lifespan`` holds it around anything else (a test calling handlers). A
   second transport serving the same ``Server`` shares the running one. A holder that
   comes while it is being entered or exited waits for that to end.
+* It is entered and exited in a task of its own (an anyio task group or a contextvar
+  reset in it needs both in one task; its holders are often different tasks): what it
+  sets in contextvars stays its own.
 * A failure on entry is a ``ConfigError`` naming the server and what failed (the
   original chained), and nothing is held: a transport does not start. A failure on exit
   is logged with its traceback, and the stop goes on.
@@ -64,7 +67,7 @@ class Lifespan:
         self._name = name
         self._holders = 0
         self._value: Any = None
-        self._manager: AbstractAsyncContextManager[Any] | None = None
+        self._manager: _Runner | None = None
         #: Serialises entering and exiting; one per event loop (a lock binds to its loop).
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
@@ -107,11 +110,19 @@ class Lifespan:
                 return
             self._holders -= 1
             if self._holders == 0 and self._manager is not None:
-                manager, self._manager, self._value = self._manager, None, None
-                try:
-                    await manager.__aexit__(None, None, None)
-                except Exception:
-                    log.exception("the lifespan of server %r failed on exit", self._name)
+                runner, self._manager, self._value = self._manager, None, None
+                runner.leave.set()
+                try:  # shielded: a holder cancelled here leaves the exit running to its end
+                    await asyncio.shield(runner.task)
+                except asyncio.CancelledError:
+                    if not runner.task.done():  # this holder was cancelled: the exit goes on
+                        runner.keep(lambda exc: self._failed_on_exit(exc))
+                        raise
+                except Exception as exc:
+                    self._failed_on_exit(exc)
+
+    def _failed_on_exit(self, exc: BaseException) -> None:
+        log.error("the lifespan of server %r failed on exit", self._name, exc_info=exc)
 
     async def _open(self, function: Callable[[Any], AbstractAsyncContextManager[Any]]) -> None:
         try:
@@ -123,12 +134,13 @@ class Lifespan:
                     f"lifespan= returned {type(manager).__name__}, not an async context manager: "
                     "decorate the function with @contextlib.asynccontextmanager and yield the value"
                 )
-            value = await manager.__aenter__()
+            runner = _Runner(manager)
+            value = await runner.entered()
         except Exception as exc:
             raise ConfigError(
                 f"the lifespan of server {self._name!r} failed on entry: {type(exc).__name__}: {exc}"
             ) from exc
-        self._manager, self._value = manager, value
+        self._manager, self._value = runner, value
 
     @contextlib.asynccontextmanager
     async def held(self) -> AsyncIterator[Any]:
@@ -138,6 +150,67 @@ class Lifespan:
             yield value
         finally:
             await self.exit()
+
+
+class _Runner:
+    """The task a lifespan runs in, from its entry to its exit: whichever holder enters it
+    and whichever lets go last (another transport's task, a cancelled stop's release), its
+    ``__aenter__`` and ``__aexit__`` run in one task, as an anyio task group or cancel
+    scope in it, or a ``ContextVar.reset`` of what it set, requires. It runs in a copy of
+    the entering task's context: what it sets in contextvars is its own."""
+
+    def __init__(self, manager: AbstractAsyncContextManager[Any]) -> None:
+        self.leave = asyncio.Event()
+        self._value: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.ensure_future(self._run(manager))
+
+    async def entered(self) -> Any:
+        """What ``__aenter__`` returned (or raised). A holder cancelled meanwhile cancels
+        the entry and waits for it to unwind (a pool that never connects is told); one
+        cancelled just as it entered lets it exit on its own."""
+        try:
+            return await asyncio.shield(self._value)
+        except asyncio.CancelledError:
+            self.leave.set()
+            self.keep(lambda exc: None)  # nobody held it: what it raises is the cancellation's
+            if not self._value.done():
+                self.task.cancel()
+                await asyncio.wait([self.task])
+            raise
+
+    def keep(self, failed: Callable[[BaseException], None]) -> None:
+        """Keep the task, which nobody awaits any more, until it ends; ``failed`` is told
+        of what it raised."""
+        _LEFT.add(self.task)
+
+        def ended(task: asyncio.Task[None]) -> None:
+            _LEFT.discard(task)
+            if not task.cancelled() and (exc := task.exception()) is not None:
+                failed(exc)
+
+        self.task.add_done_callback(ended)
+
+    async def _run(self, manager: AbstractAsyncContextManager[Any]) -> None:
+        try:
+            value = await manager.__aenter__()
+        except Exception as exc:
+            self._value.set_exception(exc)  # raised by entered(), to the holder
+            return
+        except BaseException:
+            self._value.cancel()
+            raise
+        self._value.set_result(value)
+        try:
+            await self.leave.wait()
+        except BaseException as exc:  # cancelled before any holder let go (the loop closing)
+            if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
+                raise
+            return
+        await manager.__aexit__(None, None, None)
+
+
+#: Runners whose holder was cancelled while they entered: kept until they have exited.
+_LEFT: set[asyncio.Task[None]] = set()
 
 
 class HasLifespan:
