@@ -323,7 +323,15 @@ def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple
         # derived, not given: plain http off loopback (a LAN test) is warned about at start-up
         from mcp_elicit.cli.address import default_public_url
 
-        server.url_mode.configure(public_url=default_public_url(*address), from_address=True)
+        derived = default_public_url(*address)
+        try:
+            server.url_mode.configure(public_url=derived, from_address=True)
+        except ConfigError as exc:  # a host no link can name (a zone id, a non-ASCII name, a space)
+            raise CliError(
+                f"--http {args.http}: the pages' links cannot be made from it ({exc}); give the URL "
+                "clients reach this server at with --public-url",
+                exit_code=2,
+            ) from None
     if store is not None:
         from mcp_elicit.stores.redis import redact_url
 

@@ -196,3 +196,15 @@ def test_the_server_url_given_to_http_is_one_line_not_a_traceback(events: Path) 
         f"(the server answers at http://127.0.0.1:{port}/mcp)"
     ), said
     assert not events.exists()
+
+
+@pytest.mark.parametrize("host", ["[fe80::1%lo]", "bücher.example"])
+def test_a_host_no_page_link_can_name_is_one_line_not_a_traceback(events: Path, host: str) -> None:
+    """The public URL is derived from the address before it is bound: a host it cannot be
+    written with (an IPv6 zone id, a non-ASCII name) once ended in a ConfigError traceback."""
+    said = serve(f"{host}:{free_port()}")
+    assert "Traceback" not in said, said
+    assert f"mcp-elicit: --http {host}:" in said, said
+    assert "give the URL clients reach this server at with --public-url" in said, said
+    assert len(said.strip().splitlines()) == 1, said
+    assert not events.exists()
