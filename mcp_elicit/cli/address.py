@@ -37,18 +37,23 @@ def split_address(value: str) -> tuple[str, int]:
         raise CliError(f"--http takes HOST:PORT, not a URL or a path: {_meant(value)}", exit_code=2)
     host, sep, port = value.rpartition(":")
     if not sep and value.isascii() and value.isdigit():  # a port alone
+        _port(value)  # 0 or 70000 alone is refused as such, not offered back as 127.0.0.1:0
         raise CliError(
             f"--http needs HOST:PORT, not {value!r}: give 127.0.0.1:{value} (this machine only) "
             f"or 0.0.0.0:{value} (every interface)",
             exit_code=2,
         )
+    alone = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+    if _ipv6(alone) and not (sep and _ipv6(host.strip("[]")) and port.isascii() and port.isdigit()):
+        # ::1, [::1] or fe80::1 alone: its last group is no port (::1:8000 reads as ::1 port 8000)
+        raise CliError(
+            f"--http needs HOST:PORT, not {value!r}, an IPv6 address alone: give [{alone}]:8000, say",
+            exit_code=2,
+        )
     if not sep or not (port.isascii() and port.isdigit()):
         hint = f": give {value}:8000, say" if not sep and _HOST.fullmatch(value) else ""
         raise CliError(f"--http needs HOST:PORT, not {value!r}{hint}", exit_code=2)
-    number = int(port) if len(port) <= 12 else 0  # int() refuses thousands of digits
-    if not 0 < number <= 65535:  # 0 would bind some free port that neither we nor the page links know
-        shown = port if len(port) <= 12 else f"{port[:12]}..."
-        raise CliError(f"--http: port {shown} is not in 1-65535", exit_code=2)
+    number = _port(port)
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if ":" in host and not _ipv6(host):  # the public URL would put it in brackets, unreadable
         raise CliError(
@@ -57,6 +62,15 @@ def split_address(value: str) -> tuple[str, int]:
             exit_code=2,
         )
     return host or "127.0.0.1", number
+
+
+def _port(text: str) -> int:
+    """``text``, ASCII digits, as a port; ``CliError`` when it is not in 1-65535."""
+    number = int(text) if len(text) <= 12 else 0  # int() refuses thousands of digits
+    if not 0 < number <= 65535:  # 0 would bind some free port that neither we nor the page links know
+        shown = text if len(text) <= 12 else f"{text[:12]}..."
+        raise CliError(f"--http: port {shown} is not in 1-65535", exit_code=2)
+    return number
 
 
 #: A host name or IPv4 address alone, which a port would make an address.

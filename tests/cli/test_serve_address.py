@@ -168,6 +168,14 @@ def test_on_windows_the_port_is_not_shared(monkeypatch: pytest.MonkeyPatch) -> N
         ("8001", "give 127.0.0.1:8001 (this machine only) or 0.0.0.0:8001 (every interface)"),
         ("localhost", "--http needs HOST:PORT, not 'localhost': give localhost:8000, say"),
         ("a:b:8000", "'a:b' is neither a host name nor an address"),
+        # a port alone out of range is refused as such, not offered back as 127.0.0.1:0
+        ("0", "--http: port 0 is not in 1-65535"),
+        ("70000", "--http: port 70000 is not in 1-65535"),
+        # an IPv6 address alone: its last group is no port (::1 once read as host ':')
+        ("::1", "not '::1', an IPv6 address alone: give [::1]:8000, say"),
+        ("[::1]", "not '[::1]', an IPv6 address alone: give [::1]:8000, say"),
+        ("fe80::1", "not 'fe80::1', an IPv6 address alone: give [fe80::1]:8000, say"),
+        ("::", "not '::', an IPv6 address alone: give [::]:8000, say"),
     ],
 )
 def test_an_address_given_as_a_url_a_port_or_a_host_says_what_to_give(value: str, said: str) -> None:
