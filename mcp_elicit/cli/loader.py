@@ -86,7 +86,9 @@ def _import_failed(spec: str, exc: Exception, doing: str = "importing it") -> Cl
         where = f"{Path(exc.filename).name} line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         return CliError(f"cannot load {spec}: {exc.msg} ({where})", exit_code=2)
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
-    own = [f for f in frames if not _library(f.filename)] or frames  # the user's line, if it is there
+    # the user's line, if it is there: not a library's, nor generated code's (a dataclass's
+    # __init__ is "<string>", which names no file)
+    own = [f for f in frames if not _library(f.filename) and not f.filename.startswith("<")] or frames
     at = f" (at {Path(own[-1].filename).name} line {own[-1].lineno})" if own else ""
     run = f"python {spec}" if spec.endswith(".py") or "/" in spec else f"python -c 'import {spec}'"
     return CliError(

@@ -462,3 +462,18 @@ def test_help_says_exit_3_is_also_what_is_not_an_mcp_server(
     three = codes.split(" 3 ", 1)[1].split(", 4 ", 1)[0]
     assert "cannot connect" in three and "sign in" in three and "start the server" in three, three
     assert "not an MCP server" in three, three
+
+
+def test_a_mistake_raised_through_generated_code_is_placed_at_the_users_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dataclass of mcp_elicit's refusing what the line gave it raises through the
+    ``__init__`` the dataclass generated, whose file is "<string>": not the user's line."""
+    app = tmp_path / "meta.py"
+    app.write_text(
+        "from mcp_elicit import Server\nfrom mcp_elicit.server.auth import ResourceMetadata\n\n"
+        "meta = ResourceMetadata(authorization_servers='https://as.example.com')\napp = Server('m')\n"
+    )
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert "ResourceMetadata.authorization_servers: a list of issuer URLs (at meta.py line 4)" in err, err
