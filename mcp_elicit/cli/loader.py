@@ -17,14 +17,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 import sysconfig
 import traceback
 from pathlib import Path
-from types import ModuleType
-from typing import Final
+from types import BuiltinFunctionType, FunctionType, ModuleType
+from typing import Final, TypeGuard, TypeVar
 
 from mcp_elicit.errors import CliError
 from mcp_elicit.server.app import Server
@@ -32,6 +31,8 @@ from mcp_elicit.server.app import Server
 __all__ = ["load_server"]
 
 _NAMES = ("app", "server", "mcp")
+
+_T = TypeVar("_T")
 
 
 def _load_module(spec: str) -> ModuleType:
@@ -100,14 +101,23 @@ def _import_failed(spec: str, exc: Exception, doing: str = "importing it") -> Cl
 
 def _what(obj: object) -> str:
     """What ``obj`` is, for a person who took it for a ``Server``."""
-    if inspect.isclass(obj):
+    if _is(obj, type):
         return "a class (a dataclass)" if dataclasses.is_dataclass(obj) else "a class"
-    if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+    if _is(obj, FunctionType) or _is(obj, BuiltinFunctionType):
         return "a function"
-    if inspect.ismodule(obj):
+    if _is(obj, ModuleType):
         return "a module"
     kind = type(obj).__name__
     return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} object"
+
+
+def _is(obj: object, kind: type[_T]) -> TypeGuard[_T]:
+    """``isinstance``, False when asking raises: an object whose ``__class__`` raises (a
+    proxy to nothing yet, say) is not a ``Server``, and is said by its own type."""
+    try:
+        return isinstance(obj, kind)
+    except Exception:
+        return False
 
 
 def _attribute(module: ModuleType, spec: str, name: str) -> object:
@@ -126,9 +136,9 @@ def load_server(target: str) -> Server:
     module = _load_module(spec)
     if attr:
         obj = _attribute(module, spec, attr)
-        if isinstance(obj, Server):
+        if _is(obj, Server):
             return obj
-        servers = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
+        servers = [f"{spec}:{name}" for name, value in vars(module).items() if _is(value, Server)]
         others = f"; its Servers: {', '.join(servers)}" if servers else "; it defines no Server"
         if obj is None:
             raise CliError(f"{spec} has no Server named {attr!r}{others}", exit_code=2)
@@ -136,12 +146,12 @@ def load_server(target: str) -> Server:
     looked: dict[str, object] = {}  # what the looked-for names hold, when not a Server
     for name in _NAMES:
         obj = _attribute(module, spec, name)
-        if isinstance(obj, Server):
+        if _is(obj, Server):
             return obj
-        if obj is not None and not inspect.ismodule(obj):
+        if obj is not None and not _is(obj, ModuleType):
             looked[name] = obj
     found = list(
-        {id(v): v for v in vars(module).values() if isinstance(v, Server)}.values()
+        {id(v): v for v in vars(module).values() if _is(v, Server)}.values()
     )  # one under two names is one
     if len(found) == 1:
         return found[0]
@@ -157,7 +167,7 @@ def load_server(target: str) -> Server:
             f"as {spec}:NAME",
             exit_code=2,
         )
-    named = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
+    named = [f"{spec}:{name}" for name, value in vars(module).items() if _is(value, Server)]
     raise CliError(
         f"{spec} defines several Servers; pass {spec}:NAME to choose one: {', '.join(dict.fromkeys(named))}",
         exit_code=2,

@@ -477,3 +477,24 @@ def test_a_mistake_raised_through_generated_code_is_placed_at_the_users_line(
     assert main(["serve", str(app)]) == 2
     err = capsys.readouterr().err
     assert "ResourceMetadata.authorization_servers: a list of issuer URLs (at meta.py line 4)" in err, err
+
+
+@pytest.mark.parametrize("name", ["app", "thing"])
+def test_an_object_whose_class_cannot_be_read_is_no_server_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """A module-level proxy whose ``__class__`` raises (bound to nothing yet) made the
+    search for a Server raise it, a traceback; it is no Server, and is said by its type."""
+    app = tmp_path / "proxy.py"
+    app.write_text(
+        "class Proxy:\n    @property\n    def __class__(self):\n        raise RuntimeError('unbound')\n\n"
+        f"{name} = Proxy()\n"
+    )
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    said = (
+        "its app is a Proxy object. A server of another library"
+        if name == "app"
+        else "defines no mcp_elicit.Server"
+    )
+    assert said in err, err
