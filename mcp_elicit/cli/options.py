@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
 import json
 import math
 import re
@@ -251,14 +252,16 @@ def missing_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
 def _split_by_spaces(pairs: Sequence[str], at: int) -> str:
     """What the shell's splitting of one argument made of ``pairs[at]``, a word that is no
     pair: spaces around ``=`` (``restaurant = noma``), or a value of several words left
-    unquoted (``restaurant=Le Bernardin``); "" when neither shows."""
+    unquoted (``restaurant=Le Bernardin``), said as an "if": the word may as well be a name
+    left without its value (``party=4 restaurant``); "" when neither shows."""
     word = pairs[at]
     before = pairs[at - 1] if at > 0 else ""
     after = pairs[at + 1] if at + 1 < len(pairs) else ""
     if word.startswith("=") or before.endswith("=") or after.startswith("="):
         return " (no spaces around =: each argument is one word, NAME=VALUE; quote a value with spaces, NAME='two words')"
-    if "=" in before and "=" not in word:
-        return f" (a value of several words is quoted as one: {shlex.quote(f'{before} {word}')})"
+    if "=" in before and "=" not in word:  # or a name given no value (party=4 restaurant): "if"
+        words = [before, *itertools.takewhile(lambda w: "=" not in w, pairs[at:])]  # all of it
+        return f" (if it goes on the value before it, quote them as one word: {shlex.quote(' '.join(words))})"
     return ""
 
 

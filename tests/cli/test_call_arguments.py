@@ -239,8 +239,17 @@ def test_args_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
         (["restaurant", "=noma"], "not 'restaurant' (no spaces around ="),
         (
             ["restaurant=Le", "Bernardin"],
-            "not 'Bernardin' (a value of several words is quoted as one: 'restaurant=Le Bernardin')",
+            "not 'Bernardin' (if it goes on the value before it, quote them as one word: "
+            "'restaurant=Le Bernardin')",
         ),
+        # every word of the value, not the first two only
+        (
+            ["restaurant=Le", "Grand", "Bernardin", "party=2"],
+            "not 'Grand' (if it goes on the value before it, quote them as one word: "
+            "'restaurant=Le Grand Bernardin')",
+        ),
+        # a name left without its value is not said to be part of the value before it
+        (["party=4", "restaurant"], "not 'restaurant' (if it goes on the value before it"),
     ],
 )
 def test_an_argument_the_shell_split_at_its_spaces_says_how_to_keep_it_whole(
