@@ -399,8 +399,14 @@ def _json(name: str, value: str, *, typed: set[str] | None = None) -> Any:
             kinds = sorted(
                 (kind for _, kind in _JSON_KINDS if kind in typed), key=lambda kind: kind == "null"
             )
+            if not kinds:  # "type": "int", say: no JSON type to name, nor to give an example of
+                typed_as = " or ".join(output.said(kind) for kind in sorted(typed))
+                raise UsageError(
+                    f"{name!r} is typed {typed_as} in the tool's input schema, which is no JSON type, and "
+                    f"{value!r} is not JSON: give it as JSON (--trace shows the tool's inputSchema)"
+                ) from None
             takes = " or ".join(_A_KIND.get(kind, kind) for kind in kinds)
-            example = _EXAMPLES.get(kinds[0], "...") if kinds else "..."
+            example = _EXAMPLES.get(kinds[0], "...")
             raise UsageError(
                 f"{name!r} takes {takes} (the tool's input schema says so), which {value!r} is not: "
                 f"give it as JSON, such as {name}={example} (--trace shows the tool's inputSchema)"

@@ -12,6 +12,8 @@ import pytest
 
 from cli.helpers import demo_stdio, run
 from mcp_elicit.cli.main import main
+from mcp_elicit.cli.options import parse_pairs
+from mcp_elicit.errors import UsageError
 
 from support.procs import HttpProcess
 
@@ -196,6 +198,19 @@ def test_a_value_the_schema_types_names_the_type_not_text(
     assert said in result.err, result.err
     assert "quote text" not in result.err, result.err
     assert "tools/call" not in result.sent_methods()
+
+
+def test_a_value_typed_with_no_json_type_names_the_type_given() -> None:
+    """``"type": "int"`` (no JSON type): there is no kind to name nor example to give, and
+    the message once read "'count' takes  (the tool's input schema says so)"."""
+    schema = {"type": "object", "properties": {"count": {"type": "int"}}}
+    with pytest.raises(UsageError) as refused:
+        parse_pairs(["count=five"], schema=schema)
+    assert str(refused.value) == (
+        "'count' is typed int in the tool's input schema, which is no JSON type, and 'five' is not "
+        "JSON: give it as JSON (--trace shows the tool's inputSchema)"
+    )
+    assert parse_pairs(["count=5"], schema=schema) == {"count": 5}
 
 
 def test_a_value_given_as_json_that_is_not_json_says_how_to_quote_text(
