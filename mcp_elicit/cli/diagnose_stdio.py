@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 from typing import Final
 
 from mcp_elicit.cli.targets import Observed, Target
@@ -103,10 +104,10 @@ def _ran_to_its_end(target: Target, text: str, observed: Observed) -> str:
         or observed.stderr_tail.strip()
     ):
         return ""
-    script = command[1]
+    script = shlex.quote(command[1])  # words to paste back: "my app.py" quoted, as the shell needs
     return (
         f"\n{script} ran to its end without serving anything. If it defines an mcp_elicit Server, "
-        f"mcp-elicit serves it: give -- mcp-elicit serve {script} in place of -- {' '.join(command[:2])}"
+        f"mcp-elicit serves it: give -- mcp-elicit serve {script} in place of -- {shlex.join(command[:2])}"
     )
 
 

@@ -349,6 +349,19 @@ def test_a_server_file_run_with_python_instead_of_served_says_to_serve_it(
     ) in result.err, result.err
 
 
+def test_a_server_file_whose_name_has_a_space_is_shown_quoted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The command the error gives is to be pasted back: a name with a space is quoted."""
+    server = tmp_path / "my app.py"
+    server.write_text("from mcp_elicit import Server\n\napp = Server('bookings')\n", encoding="utf-8")
+    result = run(capsys, "check", "--", sys.executable, str(server))
+    assert result.code == 3
+    assert f"give -- mcp-elicit serve '{server}' in place of -- {sys.executable} '{server}'" in result.err, (
+        result.err
+    )
+
+
 def test_a_script_that_fails_is_not_told_to_be_served(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
