@@ -168,6 +168,7 @@ def _left_out(word: str, then: Sequence[str], stdio_usage: str) -> str:
     asks for (a tool's name, a URI), not a command to start, and the server goes first as
     a URL or last after ``--``."""
     command = stdio_usage.split()[0]
+    word = redact_urls(word)  # a URI's password or key (s3://KEY:SECRET@...) shown as any URL is
     asked = shlex.quote(word) + (" ..." if then else "")
     return (
         f"no server given ({word!r} is not an http(s):// URL, and nothing follows --): give its URL "

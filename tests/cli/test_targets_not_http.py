@@ -104,3 +104,13 @@ def test_a_command_given_without_its_dashes_still_gets_the_hint_to_add_them(
     assert done.code == 2
     assert "mcp-elicit call TOOL ... -- node ..." in done.err, done.err
     assert "no server given" not in done.err
+
+
+def test_a_uri_given_without_its_server_is_shown_without_its_password_or_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The word taken for what is asked is shown three times: as any URL is, redacted."""
+    done = run(capsys, "read", "s3://me:SECRET@bucket/key?sig=TOKEN")
+    assert done.code == 2
+    assert "no server given ('s3://REDACTED:REDACTED@bucket/key?REDACTED' is not" in done.err, done.err
+    assert "SECRET" not in done.err and "TOKEN" not in done.err, done.err
