@@ -2,8 +2,11 @@
 its user name and password, query and fragment replaced by ``REDACTED`` (where keys and
 tokens travel), its scheme, host and path kept. :func:`redact_urls` finds the URLs in prose,
 :func:`redact_uri` takes one URI, :func:`uri_redacted` redacts a message's repetitions of a
-known URI (whole, made inert, or cut short). Every search is linear in the text, which may
-be the other side's. A leaf: it imports only ``inert_text``, so the telemetry attributes,
+known URI (whole, made inert, or cut short). A URL is read as a browser or httpx would send
+it: a tab or line break anywhere in it dropped (``ht\\ttps:``), and its user information
+running to its authority's last "@" whatever it holds (a space, a no-break space, a quote),
+even where prose would end the URL. Every search is linear in the text, which may be the
+other side's. A leaf: it imports only ``inert_text``, so the telemetry attributes,
 the log labels and core may all use it.
 """
 
@@ -15,6 +18,17 @@ from mcp_elicit.inert_text import inert
 
 __all__ = ["redact_uri", "redact_urls", "uri_redacted"]
 
+#: What a browser drops wherever it is in a URL: a tab or a line break (``ht\ttps:``,
+#: ``https:/\t/``), also as ``repr`` writes it in a message (``ht\\ttps:``), which a
+#: person reads as well. A pattern allows any run of them between a scheme's letters and
+#: among the slashes after it.
+_DROPPED = "\t\n\r"
+_ESCAPED = frozenset(("\\t", "\\n", "\\r"))
+_GAP = r"(?:[\t\n\r]|\\[tnr])*"
+#: "http" or "https" and its colon, as a browser reads them, tabs and line breaks dropped.
+_WEB_SCHEME = _GAP.join("http") + _GAP + f"(?:s{_GAP})?:"
+#: The slashes and backslashes after an http(s) scheme, tabs and line breaks among them.
+_SLASH_RUN = r"(?:\\[tnr]|[/\\\t\n\r])*"
 #: What follows a URL's "://" in a message, up to a space or a quote. Found from the "://"
 #: whatever the scheme before it: a search from every place a scheme could start takes
 #: time quadratic in text made of many such places ("a.a.a.a..."), and the text can be
@@ -22,14 +36,22 @@ __all__ = ["redact_uri", "redact_urls", "uri_redacted"]
 #: after "http" or "https", the authority follows any further slashes (``https:///me:pw@h``).
 _AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
 #: An http(s) URL written without the usual "//" after its scheme (``https:/host/?key``,
-#: ``HTTPS:host``, backslashes): browsers open it as the same page, key and all. Found
-#: from the scheme's fixed letters, so linear in any text.
-_ODD_WEB = re.compile(r"(?i)(?<![a-z0-9+.-])(https?:)(?!//)([/\\]*)([^\s'\"]*)")
+#: ``HTTPS:host``, backslashes, ``https:\t//host``): browsers open it as the same page,
+#: key and all. Found from the scheme's fixed letters, so linear in any text.
+_ODD_WEB = re.compile(rf"(?i)(?<![a-z0-9+.-])({_WEB_SCHEME})(?!//)({_SLASH_RUN})([^\s'\"]*)")
 #: A URL written without its scheme (``//host/path?key``, as a message quotes a relative
 #: reference): "//" not after a letter, digit, "_", ":", "/" or "\\", then a host's or a
-#: user name's first character, or the ":" of a password without one (``//:pw@h``).
-#: Linear likewise: the run after it is taken whole.
-_NO_SCHEME = re.compile(r"(?<![\w:/\\])//(?=[A-Za-z0-9\[%~!$&*+,;=:._-])([^\s'\"]*)")
+#: user name's first character (a quote too), or the ":" of a password without one
+#: (``//:pw@h``). Linear likewise: the run after it is taken whole.
+_NO_SCHEME_START = r"(?<![\w:/\\])//(?=[A-Za-z0-9\[%~!$&*+,;=:._'\"-])"
+_NO_SCHEME = re.compile(_NO_SCHEME_START + r"([^\s'\"]*)")
+#: Where an authority starts in prose, for its user information (:func:`_user_info_first`):
+#: after a "://", after an http(s) scheme written with other slashes, after "//" alone.
+_AUTHORITY = re.compile(rf"://|(?i:(?<![a-z0-9+.-]){_WEB_SCHEME}(?!//){_SLASH_RUN})|{_NO_SCHEME_START}")
+#: Where an authority ends, whatever stands before it: its user information (to its
+#: last "@") may hold a space, a quote, a tab, a line break (httpx sends ``me x`` and
+#: ``me"x`` as a user name, a browser drops a tab).
+_AUTHORITY_END = re.compile(r"[/?#]")
 #: Characters that end a URL in prose when they end its run (``<https://h/?k>``,
 #: ``(see https://h/?k).``): a closing bracket the URL does not open, or punctuation.
 _CLOSING = {")": "(", "]": "[", "}": "{", ">": "<"}
@@ -40,11 +62,12 @@ _TRAILING = 4
 _QUERY = re.compile(r"[?#]")
 #: An http(s) URI's start as a browser reads it: any spaces or control characters before
 #: it (a browser drops them), any slashes or backslashes after the scheme, or none, and
-#: the authority follows (``https:/h``, ``https:///h``, ``HTTPS:h``, `` https:/h``).
-_WEB_START = re.compile(r"(?i)[\x00-\x20]*https?:[/\\]*")
+#: the authority follows (``https:/h``, ``https:///h``, ``HTTPS:h``, `` https:/h``), tabs
+#: and line breaks dropped anywhere in it (``ht\ttps:/\t/h``).
+_WEB_START = re.compile(rf"(?i)[\x00-\x20]*{_WEB_SCHEME}{_SLASH_RUN}")
 #: Spaces and control characters a browser drops before a URI (``\t//h``).
 _LEADING = "".join(map(chr, range(0x21)))
-_SLASHES = re.compile(r"[/\\]*")
+_SLASHES = re.compile(_SLASH_RUN)
 #: The characters of a scheme besides letters and digits (``svn+ssh``).
 _SCHEME_MARKS = frozenset("+.-")
 
@@ -63,7 +86,15 @@ def redact_urls(text: str) -> str:
     after it: a closing bracket it does not open, or punctuation (``<https://h/?k>``,
     ``(see https://h/?k).``). Only a few such characters at its very end are so kept,
     none of them anything but such a character: a query ``?k=S)ECRET`` is the URL's to
-    its end, and is redacted whole."""
+    its end, and is redacted whole.
+
+    A URL's user information is not cut short by what ends it in prose: it runs to the
+    last "@" before the first "/", "?" or "#" after its start, whatever lies between (a
+    space, a quote, a tab: httpx sends ``https://me x:pw@h/`` with ``me x`` as its user
+    name), as :func:`redact_uri` reads one URI. So a URL with no path in prose that text
+    holding an "@" follows (an e-mail address) has that text redacted with it."""
+    if "@" in text:
+        text = _user_info_first(text)
     if "://" in text:
         text = _AFTER_SCHEME.sub(_redacted, text)
     if ":" in text:
@@ -141,11 +172,51 @@ def _redacted(found: re.Match[str]) -> str:
     return "://" + _kept_in_prose(found[1], web=_web_before(found.string, found.start()))
 
 
+def _user_info_first(text: str) -> str:
+    """``text`` with the user information of every URL in it redacted, read to the last
+    "@" before its authority's end (:data:`_AUTHORITY_END`), past any space or quote a
+    run in prose stops at. Linear: the authorities that share an end are searched for it
+    and for its last "@" once, and a redacted one is not searched again."""
+    parts: list[str] = []
+    done = at = 0
+    end = last = -1  # the last authority end found, and its last "@" from where it was sought
+    while (found := _AUTHORITY.search(text, at)) is not None:
+        start = found.end()
+        if found[0] == "://" and _web_before(text, found.start()):
+            slashes = _SLASHES.match(text, start)
+            start = start if slashes is None else slashes.end()
+        if start > end:
+            stop = _AUTHORITY_END.search(text, start)
+            end = len(text) if stop is None else stop.start()
+            last = text.rfind("@", start, end)
+        at = max(start, found.start() + 1)
+        if last >= start:
+            parts += (text[done:start], "REDACTED:REDACTED")
+            done = at = last
+    return "".join(parts) + text[done:] if parts else text
+
+
 def _web_before(text: str, colon: int) -> bool:
     """Whether the scheme that ends at ``colon`` ends in "http" or "https", whatever its
-    case or the letters before them: a browser reads such a URL's authority after any
-    slashes (``https:///me:pw@h``), and it takes no more to be safe."""
-    return text[max(0, colon - 5) : colon].lower().endswith(("http", "https"))
+    case, the letters before them or the tabs and line breaks among them: a browser
+    reads such a URL's authority after any slashes (``https:///me:pw@h``), and it takes
+    no more to be safe."""
+    return _web_start(text, colon) >= 0
+
+
+def _web_start(text: str, colon: int) -> int:
+    """Where the "http" or "https" that ends at ``colon`` starts, or -1: read backwards,
+    tabs and line breaks skipped (a browser drops them), so each ":" reads only back to
+    the first character that is none of these."""
+    at = colon
+    for i, letter in enumerate("sptth"):
+        while at > 0 and (text[at - 1] in _DROPPED or (at > 1 and text[at - 2 : at] in _ESCAPED)):
+            at -= 1 if text[at - 1] in _DROPPED else 2
+        if at > 0 and text[at - 1].lower() == letter:
+            at -= 1
+        elif i:  # only the "s" may be missing
+            return -1
+    return at
 
 
 def _inner_start(head: str, at: int) -> tuple[int, bool] | None:
@@ -157,12 +228,11 @@ def _inner_start(head: str, at: int) -> tuple[int, bool] | None:
     place reads the text several times over."""
     while (colon := head.find(":", at)) >= 0:
         at = colon + 1
-        web = _web_before(head, colon)
+        scheme = _web_start(head, colon)
         if head.startswith("//", at):
-            return at + 2, web
-        if web:
-            before = colon - (5 if head[colon - 1] in "sS" else 4) - 1
-            mark = head[before] if before >= 0 else ""
+            return at + 2, scheme >= 0
+        if scheme >= 0:
+            mark = head[scheme - 1] if scheme > 0 else ""
             if not (mark.isascii() and (mark.isalnum() or mark in _SCHEME_MARKS)):
                 return at, True
     return None

@@ -291,6 +291,10 @@ _INSIDE_A_PATH = """
     "xhttps:///" * (size // 10),
     "http://" + "/" * size + "@",
     " " * size + "https:/me:PW@h",
+    "https: " * (size // 7) + "/@",
+    "//a " * (size // 4) + "/@",
+    "h\\t\t" * (size // 4) + "ttps:",
+    "http" + "\t" * size + "s:" + "\\t/" * size + "/@",
 """
 
 
@@ -410,3 +414,49 @@ def test_a_uri_repeated_inert_or_cut_short_keeps_no_key_in_the_status(
     URI without "://"."""
     assert _status_of(uri, message) == status
     assert "SECR" not in status
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # what httpx sends as a user name or password (%-escaped), though prose ends a URL there
+        "https://me x:PW@h/p",
+        "https://me:P W@h/p",
+        "https://me\u00a0x:PW@h/p",
+        "https://me\u3000x:PW@h/p",
+        "https://me\u2028x:PW@h/p",
+        'https://me"x:PW@h/p',
+        "https://me'x:PW@h/p",
+        "//me x:PW@h/p",
+        "https:/me\u00a0x:PW@h/p",
+        # a tab or line break, which a browser drops: in the user information, the scheme,
+        # or among the slashes after it
+        "https://me\t:PW@h/p",
+        "https://me:P\nW@h/p",
+        "ht\ttps:///me:PW@h/p",
+        "HT\r\nTPS:/me:PW@h/p",
+        "https:\t//me:PW@h/p",
+        "https:/\t/me:PW@h/p",
+        "h\tt\tt\tp\ts\t:me:PW@h/p",
+        "https://h/a/ht\ttps:/me:PW@x/p",
+    ],
+)
+def test_no_password_survives_whatever_stands_in_the_user_information_or_scheme(url: str) -> None:
+    """httpx sends a user name with a space, a no-break space or a quote in it (%-escaped),
+    and a browser drops a tab or a line break wherever it stands (``ht\\ttps:`` is
+    ``https:``): in prose, where a space or a quote ends a URL's run, and alone, the user
+    information is still redacted, to the last "@" before the authority's end."""
+    for shown in (redact_urls(f"at {url} failed"), redact_urls(f"at {url!r}."), redact_uri(url)):
+        assert "PW" not in shown
+        assert "REDACTED:REDACTED@" in shown
+        assert "/p" in shown  # the path stays
+
+
+def test_text_with_an_at_sign_after_a_url_without_a_path_is_redacted_with_it() -> None:
+    """The price of reading user information past a space: a URL with no path that text
+    holding an "@" follows (before any "/", "?" or "#") hides that text too."""
+    assert redact_urls("https://host failed; mail ops@example.org") == "https://REDACTED:REDACTED@example.org"
+    assert (
+        redact_urls("https://host/ failed; mail ops@example.org")
+        == "https://host/ failed; mail ops@example.org"
+    )
