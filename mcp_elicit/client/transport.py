@@ -46,6 +46,7 @@ from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
 )
+from mcp_elicit.url_redaction import redact_urls
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, decode
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.versions import is_modern
@@ -140,9 +141,10 @@ class Ended:
     @property
     def said(self) -> str:
         """The body's words as an error message quotes them: its first ``SAID_MAX``
-        characters, each a terminal could act on escaped (``shown_text``), "..." if cut."""
-        cut = len(self.body) > SAID_MAX
-        return shown_text(self.body[:SAID_MAX]) + ("..." if cut else "")
+        characters, each a terminal could act on escaped (``shown_text``), "..." if cut; its
+        URLs redacted before the cut (an HTTP body was already; another transport's may not be)."""
+        body = redact_urls(self.body)
+        return shown_text(body[:SAID_MAX]) + ("..." if len(body) > SAID_MAX else "")
 
 
 class Exchange(Protocol):

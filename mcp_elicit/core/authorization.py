@@ -58,6 +58,7 @@ from typing import Any, Final
 from mcp_elicit.core.authorization_challenge import Challenge, bearer_challenge, token_challenges
 from mcp_elicit.core.authorization_urls import check_resource, quoted_value, require_secure, split_url
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = [
     "AuthorizationServer",
@@ -294,7 +295,8 @@ def authorization_url(
 
 def _inert(text: str, limit: int) -> str:
     """What a redirect said, to quote: printable ASCII as RFC 6749 §4.1.2.1 has it (anything
-    else, a line break or a terminal escape, becomes ``?``), cut to ``limit`` characters."""
+    else, a line break or a terminal escape, becomes ``?``), cut to ``limit`` characters (a
+    URL in it redacted by the caller, before the cut)."""
     shown = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:limit])
     return shown + ("..." if len(text) > limit else "")
 
@@ -321,7 +323,8 @@ def read_callback(callback_url: str, *, state: str, server: AuthorizationServer)
             f"the authorization response comes from issuer {quoted_value(iss)}, not {server.issuer!r} (RFC 9207)"
         )
     if (error := one("error")) is not None:
-        described = ": " + _inert(description, 200) if (description := one("error_description")) else ""
+        description = one("error_description")
+        described = ": " + _inert(redact_urls(description), 200) if description else ""
         raise AuthorizationError(
             f"{server.issuer} refused the authorization ({_inert(error, 64)}{described})"
         )

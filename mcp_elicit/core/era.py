@@ -17,6 +17,8 @@ binding pages):
   error code.
 * Not evidence of an era, but errors: 401/403 (authorization), 429 and 503 (busy, or
   shutting down: try again), another 5xx without a JSON-RPC error, a broken connection.
+* A refusal quotes the body's (or a 503 error's message's) first 200 characters, its URLs
+  redacted first (a cut inside a password would keep its start from any later redaction).
 * Versions are picked from the registry in the client's order of preference; date strings
   are never compared.
 """
@@ -29,6 +31,7 @@ from typing import Any, Final, TypeAlias
 
 from mcp_elicit.core.quoting import quoted
 from mcp_elicit.errors import ProtocolError, TransportError, UnsupportedProtocolVersion
+from mcp_elicit.url_redaction import redact_urls
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Response
 from mcp_elicit.wire.versions import is_handshake, is_modern
 
@@ -162,15 +165,15 @@ def judge_probe(
         )
     if status == 429:  # load shedding says nothing of the revisions the server speaks
         raise TransportError(
-            f"The server is busy (HTTP 429 Too Many Requests): try again later. {body[:200]}".rstrip()
+            f"The server is busy (HTTP 429 Too Many Requests): try again later. {_said(body)}".rstrip()
         )
     if status == 503:  # unavailable (stopping, overloaded): says nothing of its revisions either
         said = answer.error.get("message", "") if isinstance(answer, ErrorResponse) else body
         raise TransportError(
-            f"The server is unavailable (HTTP 503 Service Unavailable): try again later. {str(said)[:200]}".rstrip()
+            f"The server is unavailable (HTTP 503 Service Unavailable): try again later. {_said(str(said))}".rstrip()
         )
     if status is not None and status >= 500 and not isinstance(answer, ErrorResponse):
-        raise TransportError(f"The server failed with HTTP {status}: {body[:200] or 'no body'}")
+        raise TransportError(f"The server failed with HTTP {status}: {_said(body) or 'no body'}")
     if isinstance(answer, Response):
         return _judge_discover(answer.result, requested, preferred)
     if isinstance(answer, ErrorResponse):
@@ -189,6 +192,11 @@ def judge_probe(
     if status is None:
         return Legacy("no answer to server/discover")
     return Legacy(f"server/discover was answered with HTTP {status} and no modern JSON-RPC error")
+
+
+def _said(body: str) -> str:
+    """A body as a refusal quotes it: its URLs redacted, then cut to 200 characters."""
+    return redact_urls(body)[:200]
 
 
 def _judge_discover(result: Mapping[str, Any], requested: str, preferred: Sequence[str]) -> Verdict:

@@ -34,6 +34,7 @@ from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.url_mode import UrlMode
 from mcp_elicit.transports.page_html import done_page
 from mcp_elicit.transports.page_save import save_once
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = ["callback_page"]
 
@@ -116,7 +117,7 @@ def callback_page(
                 log.info("flow %s: the provider answered %s", flow.id[:6], detail)
             else:  # the operator's to look into: the description, escaped and cut, says why
                 said = params.get("error_description")
-                why = f": {said[:300]!r}" if said else ""
+                why = f": {redact_urls(said)[:300]!r}" if said else ""  # redacted, then cut
                 log.warning("flow %s: the provider answered %s%s", flow.id[:6], detail, why)
             ended = await url_mode.flows.finish(flow, status, detail=detail)
         else:

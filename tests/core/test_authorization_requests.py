@@ -270,6 +270,13 @@ def test_an_error_description_is_cut_short() -> None:
     assert "x" * 201 not in message
 
 
+def test_a_url_in_an_error_description_is_redacted_before_the_cut() -> None:
+    description = "x" * 170 + " https://me:SECRETPW@h/?key=KEY"  # the cut at 200 falls in the password
+    url = _callback(("error", "server_error"), ("error_description", description), ("state", STATE))
+    message = _refused(read_callback, url, state=STATE, server=_server(), match="server_error")
+    assert "SECRE" not in message and "https://REDACTED:" in message
+
+
 def test_an_error_callback_without_a_description() -> None:
     url = _callback(("error", "invalid_scope"), ("state", STATE))
     assert _refused(read_callback, url, state=STATE, server=_server()).endswith("(invalid_scope)")

@@ -149,6 +149,26 @@ def test_a_server_failure_is_not_an_era() -> None:
         judge_probe(None, requested="2026-07-28", preferred=BOTH, status=502, body="bad gateway")
 
 
+@pytest.mark.parametrize("status", [429, 500, 503])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "x" * 180 + " https://me:SECRETPASSWORD@h/",  # the cut at 200 falls inside the password
+        "x" * 170 + " https://h/p?key=SECRETKEY",  # inside the query
+        "x" * 150 + " https://me:pw@h/" + "y" * 40 + "?key=SECRETKEY",
+    ],
+)
+def test_a_quoted_body_is_redacted_before_it_is_cut(status: int, body: str) -> None:
+    """A URL the cut at 200 characters falls inside keeps none of its secret: the body is
+    redacted whole, then cut (a span redacting the cut message finds no "@" to end the
+    password at, and would show its start)."""
+    with pytest.raises(TransportError) as caught:
+        judge_probe(None, requested="2026-07-28", preferred=BOTH, status=status, body=body)
+    assert "SECR" not in str(caught.value)
+    assert "pw" not in str(caught.value)
+    assert "?RE" in str(caught.value) or "REDACTED" in str(caught.value)
+
+
 def test_a_json_rpc_error_with_status_500_is_judged_by_its_code() -> None:
     assert isinstance(judge_probe(error(-32603), requested="2026-07-28", preferred=BOTH, status=500), Legacy)
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_elicit.client.transport import Ended
+from mcp_elicit.client.transport import SAID_MAX, Ended
 from mcp_elicit.errors import ProtocolViolation, TransportError
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.wire.sse import encode_event
@@ -267,3 +267,12 @@ def test_a_fixed_header_value_in_bytes_that_cannot_be_sent_is_refused(value: byt
     ) as caught:
         HttpTransport("http://127.0.0.1:9/mcp", headers={"X-Tenant": value})  # type: ignore[dict-item]
     assert "s3cr3t" not in str(caught.value)
+
+
+def test_a_body_is_redacted_before_it_is_cut() -> None:
+    """``Ended.said`` quotes a body cut at ``SAID_MAX``: redacted first, so a URL the cut
+    falls inside keeps nothing of its password (a transport other than HTTP's passes its
+    body as it came)."""
+    body = "x" * (SAID_MAX - 20) + " https://me:SECRETPW@h/p?key=KEY"
+    said = Ended(500, body=body).said
+    assert "SECRE" not in said and "https://REDACTED:" in said

@@ -193,13 +193,17 @@ async def test_a_provider_error_is_logged_as_a_warning_with_its_description_esca
     """The provider sends the person back with an error other than access_denied (the
     server's scope or client is not allowed, the provider failed): the person sees that it
     did not work, never the provider's text; the operator, at the default log level, sees
-    the code and the description, its control characters escaped."""
+    the code and the description, its control characters escaped, and any URL in it
+    redacted before it is cut at 300 characters (the cut falls inside a password here)."""
     caplog.set_level(logging.WARNING, logger="mcp_elicit")
     async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
         first = await Mcp(http, r.running.url, wire).call()
         _, url = url_of(first)
         authorize = await continue_to_provider(browser, await open_link(browser, url))
         description = "scope 'admin' is not allowed\n<script>x</script>\x1b[2J"
+        description += (
+            "y" * (300 - len(description) - len(" see https://me:") - 5) + " see https://me:SECRETPW@idp/"
+        )
         query = {
             "state": authorize.params["state"],
             "error": "invalid_scope",
@@ -213,6 +217,7 @@ async def test_a_provider_error_is_logged_as_a_warning_with_its_description_esca
     assert record.levelno == logging.WARNING
     assert "scope 'admin' is not allowed" in record.getMessage()
     assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
+    assert "SECRE" not in record.getMessage()
 
 
 async def test_a_state_works_once(wire: WireChecker) -> None:
