@@ -58,7 +58,7 @@ from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
 from mcp_elicit.errors import AuthorizationError, TransportError
 from mcp_elicit.log_labels import peer_text, request_where
-from mcp_elicit.telemetry import redact_urls
+from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
 from mcp_elicit.transports.http_redirects import MARK, check_server_url, compressed, keep_home, refuse_leaving
@@ -100,7 +100,7 @@ class HttpTransport:
         if auth is not None and client is not None:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = check_server_url(url)
-        self._shown = redact_urls(url)  # as messages and logs name it: no key from its query
+        self._shown = redact_uri(url)  # as messages and logs name it, whole: no key from its query
         self.auth = auth
         self.fixed = _sendable(headers or {})
         self._given = client

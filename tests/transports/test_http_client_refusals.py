@@ -162,10 +162,22 @@ async def test_a_dpop_proof_is_not_sent_on_a_redirect_to_another_origin(
     assert ("authorization" in redirected.headers) is kept
 
 
-async def test_a_key_in_the_servers_url_reaches_no_message_or_log(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://user:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t",  # port 9: nothing listens
+        # what httpx sends (%-escaped) though prose would end the URL at the space or quote
+        "http://us er:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t s3cr3t",
+        "http://us\"er:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t's3cr3t",
+        "http://user:hunter2\u00a0x@127.0.0.1:9/mcp?api_key=s3cr3t\u3000s3cr3t",
+    ],
+)
+async def test_a_key_in_the_servers_url_reaches_no_message_or_log(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     """A key in the URL's query (``?api_key=``) or user info goes to the server, but into no
-    error message, log line or the place the server is named (``where``)."""
-    url = "http://user:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t"  # port 9: nothing listens
+    error message, log line or the place the server is named (``where``): the URL is known,
+    so it is redacted whole, whatever a space or a quote in it would do to a URL in prose."""
     transport = HttpTransport(url)
     assert transport.where == "http://REDACTED:REDACTED@127.0.0.1:9/mcp?REDACTED"
     await transport.open(_nothing)
