@@ -16,7 +16,7 @@ import re
 
 from mcp_elicit.inert_text import inert
 
-__all__ = ["redact_uri", "redact_urls", "uri_redacted"]
+__all__ = ["hidden_parts", "redact_uri", "redact_urls", "uri_redacted"]
 
 #: What a browser drops wherever it is in a URL: a tab or a line break (``ht\ttps:``,
 #: ``https:/\t/``), also as ``repr`` writes it in a message (``ht\\ttps:``), which a
@@ -129,6 +129,25 @@ def redact_uri(uri: str) -> str:
     if sep and _QUERY.search(scheme) is None:
         return scheme + sep + _kept(rest, web=_web_before(scheme, len(scheme)))
     return _kept(uri, authority=False)
+
+
+def hidden_parts(uri: str) -> str:
+    """What :func:`redact_uri` shows of ``uri`` as ``REDACTED``, named for a person who has
+    to write it out to use the address (``its user name and password and its query``);
+    "" when it hides nothing, and the address as shown can be used as it is."""
+    redacted = redact_uri(uri)
+    if redacted == uri:
+        return ""
+    parts = []
+    if redacted.count("REDACTED:REDACTED@") > uri.count("REDACTED:REDACTED@"):
+        parts.append("its user name and password")
+    query = _QUERY.search(uri)  # where redact_uri's query or fragment starts, whatever the form
+    if query is not None and redacted.endswith("REDACTED"):
+        tail = uri[query.start() :]
+        parts.append(
+            "its fragment" if tail[0] == "#" else "its query and fragment" if "#" in tail else "its query"
+        )
+    return " and ".join(parts)
 
 
 def uri_redacted(message: str, uri: str) -> str:

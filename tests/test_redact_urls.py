@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.telemetry_attributes import Traced, redact_uri
+from mcp_elicit.url_redaction import hidden_parts
 
 
 @pytest.mark.parametrize(
@@ -265,6 +266,7 @@ _HOSTILE = """
 import sys
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.telemetry_attributes import Traced, redact_uri
+from mcp_elicit.url_redaction import hidden_parts
 size = 1 << 20
 for text in (%s):
     assert len(redact_urls(text)) >= len(text) // 2
@@ -460,3 +462,22 @@ def test_text_with_an_at_sign_after_a_url_without_a_path_is_redacted_with_it() -
         redact_urls("https://host/ failed; mail ops@example.org")
         == "https://host/ failed; mail ops@example.org"
     )
+
+
+@pytest.mark.parametrize(
+    ("uri", "hidden"),
+    [
+        ("https://h/mcp", ""),
+        ("https://me:pw@h/mcp?k=1", "its user name and password and its query"),
+        ("https://me x@h/", "its user name and password"),
+        ("https://h/x#f", "its fragment"),
+        ("https://h/x?a#f", "its query and fragment"),
+        ("urn:x?token=S", "its query"),
+        ("https:/me:pw@h", "its user name and password"),
+    ],
+)
+def test_hidden_parts_names_what_redacted_stands_for(uri: str, hidden: str) -> None:
+    """A message that tells a person to use an address it shows redacted says which parts
+    ``REDACTED`` stands for: they have to write those out themselves."""
+    assert hidden_parts(uri) == hidden
+    assert (redact_uri(uri) == uri) is (hidden == "")

@@ -80,8 +80,9 @@ from mcp_elicit.errors import (
     UnsupportedProtocolVersion,
     UsageError,
 )
-from mcp_elicit.telemetry_attributes import redact_urls
+from mcp_elicit.transports.http_redirects import written_out
 from mcp_elicit.ui.form_text import clean
+from mcp_elicit.url_redaction import redact_uri, redact_urls
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
 __all__ = ["explain", "noise_note"]
@@ -396,12 +397,12 @@ def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
     asked, answered = urlsplit(url), urlsplit(last.url)
     if (asked.scheme, *_where(url)) == (answered.scheme, *_where(last.url)):
         return None
-    final = redact_urls(urlunsplit((answered.scheme, answered.netloc, answered.path, "", "")))
-    origin = redact_urls(f"{answered.scheme}://{answered.netloc}")  # the server's: no password shown
+    final = urlunsplit((answered.scheme, answered.netloc, answered.path, "", ""))
+    origin = redact_uri(f"{answered.scheme}://{answered.netloc}")  # the server's: no password shown
     return CannotConnect(
-        f"{redact_urls(url)} redirected to {origin}, which asks for authorization: "
+        f"{redact_uri(url)} redirected to {origin}, which asks for authorization: "
         f"HTTP 401{_challenge(last.headers)}. mcp-elicit does not send tokens or headers across "
-        f"origins: use {final} directly."
+        f"origins: use {redact_uri(final)} directly{written_out(final)}."
     )
 
 
@@ -412,10 +413,11 @@ def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
     address instead."""
     if last is None or last.status not in (301, 302, 303):
         return None
-    location = redact_urls(clean(urljoin(last.url, last.headers.get("location", "")), joiners=False))
+    location = clean(urljoin(last.url, last.headers.get("location", "")), joiners=False)
     return CannotConnect(
-        f"{redact_urls(url)} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
-        f"without the JSON-RPC message: use {location} as the TARGET."
+        f"{redact_uri(url)} redirects (HTTP {last.status}) to {redact_uri(location)}, and a redirected POST "
+        f"becomes a GET without the JSON-RPC message: use {redact_uri(location)} as the TARGET"
+        f"{written_out(location)}."
     )
 
 
@@ -463,7 +465,7 @@ def _challenge(headers: dict[str, str]) -> str:
     challenge = headers.get("www-authenticate")
     if not challenge:
         return ""
-    challenge = clean(challenge)
+    challenge = clean(redact_urls(challenge))  # redacted, then cut
     return f" (WWW-Authenticate: {challenge if len(challenge) <= 300 else challenge[:297] + '...'})"
 
 

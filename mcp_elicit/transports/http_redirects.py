@@ -6,8 +6,9 @@ Rules:
 * Not from https to plain http, whatever the method; not, for a POST (whose body carries
   tool arguments and a person's answers) or a DELETE (which ends the session wherever it
   lands), to another origin (scheme, host, port). ``refuse_leaving`` raises a
-  ``TransportError`` naming the server, the status and the new location (its query
-  redacted), for a person to use directly if they trust it; the response is left unread.
+  ``TransportError`` naming the server, the status and the new location (its user name
+  and password, query redacted), for a person to use directly if they trust it, saying
+  which parts ``REDACTED`` hides (``written_out``); the response is left unread.
 * A redirect that is followed has its body read whole by httpx first: it is refused
   compressed and capped at ``MAX_REDIRECT_BODY``, as answers are.
 * A request that does go to another origin (the GET stream) goes without what is meant
@@ -27,7 +28,7 @@ from typing import Final
 import httpx
 
 from mcp_elicit.errors import TransportError
-from mcp_elicit.telemetry import redact_urls
+from mcp_elicit.url_redaction import hidden_parts, redact_uri
 
 __all__ = [
     "MARK",
@@ -37,6 +38,7 @@ __all__ = [
     "keep_home",
     "origin",
     "refuse_leaving",
+    "written_out",
 ]
 
 #: A request extension naming the transport that sent the request.
@@ -66,7 +68,7 @@ def check_server_url(url: object) -> str:
     if not fits:
         raise ValueError(
             "the server URL must be an absolute http(s) URL such as http://127.0.0.1:8000/mcp, "
-            f"not {redact_urls(url)!r}"
+            f"not {redact_uri(url)!r}"
         )
     return url
 
@@ -91,11 +93,12 @@ def refuse_leaving(response: httpx.Response, home: str, shown: str) -> None:
         )
     else:
         why = None
-    where = redact_urls(str(target.copy_with(fragment=None)))  # no key from its query either
+    full = str(target.copy_with(fragment=None))
+    where = redact_uri(full)  # no key from its query either
     if why is not None:
         raise TransportError(
             f"{shown} redirects (HTTP {response.status_code}) to {where}, {why}; "
-            f"if you trust it, use {where} directly"
+            f"if you trust it, use {where} directly{written_out(full)}"
         )
     redirect = f"the redirect from {shown} (HTTP {response.status_code}) to {where}"
     coding = compressed(response)
@@ -106,6 +109,18 @@ def refuse_leaving(response: httpx.Response, home: str, shown: str) -> None:
         )
     if isinstance(response.stream, httpx.AsyncByteStream):
         response.stream = _Capped(response.stream, redirect)
+
+
+def written_out(url: str) -> str:
+    """What to do with a redirect's address shown redacted before it can be used: which
+    parts its ``REDACTED`` stands for, and where they are in full; "" when none."""
+    hidden = hidden_parts(url)
+    return (
+        f", with {hidden} written out where it shows REDACTED (hidden here: keys travel there; "
+        "the Location header the server sends has them, which curl -si -X POST with your URL prints)"
+        if hidden
+        else ""
+    )
 
 
 def keep_home(request: httpx.Request, home: str, fixed: Mapping[str, str]) -> list[str]:

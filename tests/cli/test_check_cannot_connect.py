@@ -184,7 +184,8 @@ def test_a_redirect_that_turns_the_post_into_a_get(
     assert result.code == 3
     assert len(result.err.strip().splitlines()) == 1, result.err
     assert f"{base}/moved/{status} redirects (HTTP {status}) to {base}/bogus" in result.err
-    assert f"use {base}/bogus as the TARGET" in result.err
+    assert f"use {base}/bogus as the TARGET." in result.err  # nothing hidden: to paste as it is
+    assert "REDACTED" not in result.err
 
 
 @pytest.mark.parametrize("status", [307, 308])
@@ -324,13 +325,41 @@ def test_a_redirect_names_where_it_goes_without_its_password_or_key(
     capsys: pytest.CaptureFixture[str], status: int
 ) -> None:
     """The server's Location is the server's to write: the error names the address it
-    gives as any URL is shown, no user name and password, no query."""
+    gives as any URL is shown, no user name and password, no query; and since that address
+    cannot be pasted as it stands, it says which parts REDACTED stands for and where they
+    are in full."""
     moving = _moving_to("http://me:PASSWORD@127.0.0.1:{port}/next?token=SECRET", status)
     with serving(moving) as base:
         result = run(capsys, "check", f"{base}/mcp")
     assert result.code == 3, result.err
     assert f"redirects (HTTP {status}) to http://REDACTED:REDACTED@127.0.0.1:" in result.err
     assert "PASSWORD" not in result.err and "SECRET" not in result.err and "me:" not in result.err
+    assert (
+        "as the TARGET, with its user name and password and its query written out where it shows "
+        "REDACTED (hidden here: keys travel there; the Location header the server sends has them"
+    ) in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+@pytest.mark.parametrize(
+    ("target", "location"),
+    [
+        # what httpx sends (%-escaped) though prose would end the URL at the space or quote
+        ("/mcp?key=SEC RET", "/next"),
+        ("/mcp", "http://me x:PASSWORD@127.0.0.1:{port}/next?token=SEC RET"),
+        ("/mcp", "http://me\"x:PASSWORD@127.0.0.1:{port}/next#SEC'RET"),
+    ],
+)
+def test_a_redirect_message_names_both_addresses_redacted_whole(
+    capsys: pytest.CaptureFixture[str], target: str, location: str
+) -> None:
+    """Both addresses are known whole (the TARGET, the Location joined to it): each is
+    redacted whole, a space or a quote in it notwithstanding."""
+    with serving(_moving_to(location, 302)) as base:
+        result = run(capsys, "check", f"{base}{target}")
+    assert result.code == 3, result.err
+    assert "PASSWORD" not in result.err and "RET" not in result.err, result.err
+    assert "as the TARGET" in result.err
 
 
 def test_a_server_file_run_with_python_instead_of_served_says_to_serve_it(

@@ -433,6 +433,7 @@ def test_a_redirect_to_another_origin_that_asks_for_authorization_says_to_use_th
     assert result.code == 3
     assert f"{site.url} redirects (HTTP 307) to {elsewhere}/elsewhere, another origin" in result.err
     assert f"use {elsewhere}/elsewhere directly" in result.err
+    assert "REDACTED" not in result.err  # nothing hidden: to paste as it is
     assert "--header" not in result.err and "sign in" not in result.err
 
 

@@ -96,6 +96,26 @@ async def test_a_post_redirected_to_another_origin_is_not_followed(status: str) 
     message = str(caught.value)
     assert f"{home.url} redirects (HTTP {status[:3]}) to {elsewhere.url}, another origin" in message
     assert f"use {elsewhere.url} directly" in message
+    assert "REDACTED" not in message  # nothing hidden: to paste as it is
+
+
+async def test_a_redirect_to_an_address_with_a_key_says_what_its_redacted_parts_are() -> None:
+    """The address a person is told to use directly is shown without its password and
+    query, so it cannot be pasted as it stands: the message says which parts REDACTED
+    stands for, and where they are in full."""
+    async with raw_server(_answer_json) as elsewhere:
+        location = elsewhere.url.replace("//", "//me x:PASSWORD@", 1) + "?key=SEC RET"
+        async with raw_server(_moved("307 Temporary Redirect", location)) as home:
+            with pytest.raises(TransportError) as caught:
+                async with asyncio.timeout(10), connect_http(home.url, timeout=5.0):
+                    pass
+    message = str(caught.value)
+    assert "PASSWORD" not in message and "RET" not in message, message
+    assert "use http://REDACTED:REDACTED@127.0.0.1:" in message
+    assert (
+        "directly, with its user name and password and its query written out where it shows REDACTED"
+        in message
+    )
 
 
 async def test_a_session_is_not_ended_at_another_origin() -> None:
