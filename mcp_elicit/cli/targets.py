@@ -42,7 +42,7 @@ from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
-from mcp_elicit.telemetry_attributes import redact_urls
+from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Target:
     def __str__(self) -> str:
         """How messages and reports name the TARGET: a URL without its user name and
         password, query or fragment (where keys travel); ``url`` is what is requested."""
-        return redact_urls(self.url) if self.url is not None else shlex.join(self.command)
+        return redact_uri(self.url) if self.url is not None else shlex.join(self.command)
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:
@@ -135,9 +135,12 @@ def parse_target(
         parts = urlsplit(url)
         parts.port  # noqa: B018 - reading it checks the port: digits, 0-65535
     except ValueError as exc:
-        raise UsageError(f"{url!r} is not a valid URL ({exc}); give it as http(s)://HOST:PORT/PATH") from None
+        shown = redact_uri(url)  # the person's own, but printed where others read it
+        raise UsageError(
+            f"{shown!r} is not a valid URL ({exc}); give it as http(s)://HOST:PORT/PATH"
+        ) from None
     if parts.scheme in ("http", "https") and not parts.hostname:
-        raise UsageError(f"{redact_urls(url)!r} names no host; give it as http(s)://HOST:PORT/PATH")
+        raise UsageError(f"{redact_uri(url)!r} names no host; give it as http(s)://HOST:PORT/PATH")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         if url.endswith(".py"):  # a server file: say how to run it, not to run it bare
             raise UsageError(

@@ -272,6 +272,28 @@ def test_a_malformed_url_is_a_usage_error_before_connecting(
     assert fragment in result.err
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://me:PASSWORD@127.0.0.1:99999/mcp?key=SECRET",  # a malformed URL: a usage error
+        "http://me:PASSWORD@[::1/mcp?key=SECRET",
+        "http://me x:PASSWORD@127.0.0.1:9/mcp?key=SECRET SECRET",  # nothing listens on port 9
+        'http://me"x:PASSWORD@127.0.0.1:9/mcp?key=SECRET',
+    ],
+)
+def test_the_targets_password_and_key_are_shown_in_no_error(
+    capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    """The TARGET is the person's own, but what the command prints ends up in terminals'
+    scrollback and CI logs: its user name and password and its query are redacted, the
+    URL taken whole (a space or a quote in it, which httpx sends %-escaped, included)."""
+    result = run(capsys, "check", "--json", url, "--no-login")
+    assert result.code in (2, 3), result.err
+    said = result.err + result.out
+    assert "PASSWORD" not in said and "SECRET" not in said, said
+    assert "REDACTED" in said
+
+
 def test_an_unknown_revision_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         run(capsys, "check", "--protocol", "2024-01-01", "http://127.0.0.1:1/mcp")
