@@ -51,6 +51,7 @@ from mcp_elicit.errors import (
     shown_repr,
 )
 from mcp_elicit.forms import FormSchema, MultiChoice, SecretFinding, String
+from mcp_elicit.url_redaction import redact_uri
 from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
@@ -131,13 +132,17 @@ def _text(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """The client request a question belongs to: ``tools/call`` of tool ``book_table``."""
+    """The client request a question belongs to: ``tools/call`` of tool ``book_table``. As
+    messages, log lines and pages name it, a resource's URI is redacted (``redact_uri``:
+    no user name and password, query or fragment, where signed URLs carry their key)."""
 
     method: str
     target: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.method} {self.target}" if self.target else self.method
+        if not self.target:
+            return self.method
+        return f"{self.method} {redact_uri(self.target) if self.method == 'resources/read' else self.target}"
 
     @classmethod
     def of(cls, method: str, params: Mapping[str, Any] | None) -> Origin:

@@ -182,6 +182,34 @@ def test_url_mode() -> None:
 
 
 @pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        (
+            "https://me:SECRET@files.example/a?sig=SECRET",
+            "https://REDACTED:REDACTED@files.example/a?REDACTED",
+        ),
+        ("urn:report?token=SECRET", "urn:report?REDACTED"),
+        ("db://me x:SECRET@h/t", "db://REDACTED:REDACTED@h/t"),
+    ],
+)
+def test_the_resource_a_question_comes_during_is_named_without_its_key(uri: str, shown: str) -> None:
+    """The client's own ``resources/read`` URI, as its messages, log lines ("waits for the
+    page of"), its terminal and its browser page name the request a question came during:
+    redacted, a signed URL's key and a user's password left out."""
+    origin = Origin.of("resources/read", {"uri": uri})
+    assert str(origin) == f"resources/read {shown}"
+    request = parse_elicitation(
+        {"message": "Why?", "requestedSchema": {"type": "object", "properties": {}}},
+        server=SERVER,
+        key="k",
+        origin=origin,
+    )
+    assert "SECRET" not in request.describe() and shown in request.describe()
+    assert origin.target == uri  # what is compared (an answerer's target) stays as sent
+    assert str(Origin.of("tools/call", {"name": "a?b"})) == "tools/call a?b"  # a name is no URI
+
+
+@pytest.mark.parametrize(
     "params",
     [{"mode": "url", "message": "m"}, {"mode": "url", "url": ""}, {"mode": "telepathy", "message": "m"}],
 )
