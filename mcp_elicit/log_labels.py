@@ -21,7 +21,7 @@ Rules:
   the same for every session of an instance.
 * A JSON-RPC error the server answers a request with (the client's mistake, told to it)
   is a debug line (:func:`log_answered_error`): its code and message, any URL in it
-  without its query, cut and with any control or format character escaped (a message may
+  without its query (and a ``resources/read`` URI it repeats, whatever its form), cut and with any control or format character escaped (a message may
   quote what the client sent as is: "Method not found: ..."); a refused
   ``requestState`` is not, its own line says why.
 * A message the server cannot read (not JSON: -32700; or no JSON-RPC message it takes,
@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from mcp_elicit.errors import InvalidRequestState, ProtocolError
 from mcp_elicit.inert_text import inert
 from mcp_elicit.telemetry_attributes import ID_SHOWN, redact_uri, redact_urls, session_shown
+from mcp_elicit.url_redaction import uri_redacted
 from mcp_elicit.wire import jsonrpc
 
 __all__ = [
@@ -130,7 +131,11 @@ def log_answered_error(
     client was told; a line for whoever looks into it)."""
     if log.isEnabledFor(logging.DEBUG) and not isinstance(error, InvalidRequestState):
         label = request_label(method, params, request_id, session)
-        log.debug("%s: answered with error %d: %s", label, error.code, peer_text(error.message))
+        message = error.message
+        uri = params.get("uri") if method == "resources/read" and isinstance(params, Mapping) else None
+        if isinstance(uri, str):  # repeated as "Resource not found: URI": no URL to find if no "://"
+            message = uri_redacted(message, uri)
+        log.debug("%s: answered with error %d: %s", label, error.code, peer_text(message))
 
 
 def _in(transport: str, session: str | None) -> str:

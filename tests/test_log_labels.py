@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.errors import InvalidRequest, MethodNotFound, ParseError
+from mcp_elicit.errors import InvalidRequest, MethodNotFound, ParseError, ResourceNotFound
 from mcp_elicit.log_labels import (
     log_answered_error,
     log_stray_response,
@@ -107,6 +107,23 @@ def test_an_answered_errors_message_is_one_inert_line(debug_log: tuple[logging.L
     assert written.count("\n") == 1 and written.endswith("\n"), written
     assert not [c for c in written[:-1] if not c.isprintable()], written
     assert "Method not found: made/up\\r\\n2026-01-01 ERROR forged line\\x1b[31m\\u202e\\x00" in written
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["urn:report?token=SECRET", "db:t/x?token=SECRET" + "x" * 300, "s3:b/k#SECRET\n"],
+)
+def test_an_answered_errors_repetition_of_the_resource_uri_keeps_no_key(
+    debug_log: tuple[logging.Logger, io.StringIO], uri: str
+) -> None:
+    """-32602 "Resource not found: URI" repeats what the client asked for; a URI with no
+    "://" is no URL to find in prose, so the line redacts the request's URI wherever the
+    message repeats it (whole, inert, or cut short), as the span's status does."""
+    log, out = debug_log
+    log_answered_error(log, "resources/read", {"uri": uri}, 1, ResourceNotFound(uri))
+    written = out.getvalue()
+    assert "SECRET" not in written, written
+    assert "Resource not found: " in written and "REDACTED" in written
 
 
 def test_an_answered_error_is_not_built_above_debug(debug_log: tuple[logging.Logger, io.StringIO]) -> None:
