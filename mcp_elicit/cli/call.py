@@ -74,6 +74,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
+from mcp_elicit.url_redaction import uri_redacted
 from mcp_elicit.wire.meta import LOG_LEVELS
 
 __all__ = ["Recorded", "register", "run_request"]
@@ -410,6 +411,8 @@ async def run_request(
         error = unfollowed(error, exc, str(target), observed.revision, nobody_answers=answerer is None)
         if isinstance(answerer, Recorded):
             error = answerer.unfinished(error, exc)
+        if method == "resources/read":  # the server's "Resource not found: URI", whatever its form
+            error.args = (uri_redacted(str(error), name),)
         if getattr(exc, "code", None) == MethodNotFound.code and _CAPABILITY[method] not in offered:
             error = CheckFailed(
                 f"{error}\nThe server declares no {_CAPABILITY[method]} capability: it offers none. "

@@ -180,8 +180,8 @@ def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, obse
 
 
 def _said(message: str) -> str:
-    """A server's error message, inert and cut short (``output.fit``)."""
-    return fit(message, SAID_MAX, length=True)
+    """A server's error message, its URLs redacted, then inert and cut short (``output.fit``)."""
+    return fit(redact_urls(message), SAID_MAX, length=True)
 
 
 def _told(exc: ProtocolError) -> str:

@@ -188,6 +188,22 @@ def test_prompt_and_read(capsys: pytest.CaptureFixture[str], tmp_path: Path, htt
     assert "Noma, Copenhagen — mains" in read.out
 
 
+@pytest.mark.parametrize(
+    "uri",
+    ["bookings://me:SECRET@menu/none?token=SECRET", "urn:menu?token=SECRET", "bookings://menu/x?k=SEC RET"],
+)
+def test_a_resource_not_found_names_the_uri_without_its_key(
+    capsys: pytest.CaptureFixture[str], uri: str
+) -> None:
+    """The server's "Resource not found: URI" repeats what was asked for: printed where
+    others read it (a terminal's scrollback, CI), its password and query are redacted,
+    also of a URI with no "://" and one with a space in its query."""
+    result = run(capsys, "read", uri, "--ui", "none", "--", *demo_stdio())
+    assert result.code != 0
+    assert "REDACTED" in result.err, result.err
+    assert "SEC" not in result.err + result.out, result.err
+
+
 def test_a_tool_error_exits_1(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
     result = run(capsys, "call", http_demo.url, "book_table", "restaurant=atlantis", "--ui", "none")
     assert result.code == 1
