@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from mcp_elicit.core.client_inputs import MAX_URL
 from mcp_elicit.forms.formats import is_uri, non_uri_characters
 from mcp_elicit.server.options import cleartext
+from mcp_elicit.url_redaction import redact_uri
 
 __all__ = ["check_sampling", "check_url", "warn_cleartext"]
 
@@ -43,32 +44,39 @@ def check_url(url: object) -> str:
     odd = non_uri_characters(url)
     if odd:
         raise ValueError(
-            f"the URL {url[:80]!r} has characters a URI may not hold ({', '.join(odd)}); %-escape them "
+            f"the URL {_shown(url)!r} has characters a URI may not hold ({', '.join(odd)}); %-escape them "
             "(a non-ASCII host name in punycode)"
         )
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:  # an unbalanced IPv6 bracket
-        raise ValueError(f"the URL {url[:80]!r} has an unreadable host") from None
+        raise ValueError(f"the URL {_shown(url)!r} has an unreadable host") from None
     if parts.scheme.lower() not in ("http", "https") or not url[len(parts.scheme) :].startswith("://"):
-        raise ValueError(f"a URL elicitation needs an http(s) URL, not {url[:80]!r}")
+        raise ValueError(f"a URL elicitation needs an http(s) URL, not {_shown(url)!r}")
     if "@" in parts.netloc:
         raise ValueError(
-            f"the URL {url[:80]!r} carries a user name or password before its host; a link a person "
+            f"the URL {_shown(url)!r} carries a user name or password before its host; a link a person "
             "is sent to must not hold credentials"
         )
     try:
         parts.port  # noqa: B018 (it checks the port)
     except ValueError:
-        raise ValueError(f"the URL {url[:80]!r} has an invalid port") from None
+        raise ValueError(f"the URL {_shown(url)!r} has an invalid port") from None
     if not parts.hostname:
-        raise ValueError(f"the URL {url[:80]!r} has no host")
+        raise ValueError(f"the URL {_shown(url)!r} has no host")
     if not is_uri(url):  # its characters, scheme and host are right, but not all where they stand
         raise ValueError(
-            f"the URL {url[:80]!r} is not an RFC 3986 URI: it has a %-escape without two hex digits "
+            f"the URL {_shown(url)!r} is not an RFC 3986 URI: it has a %-escape without two hex digits "
             "after it, a second '#', or a '[' or ']' outside an IPv6 host, the query or the fragment"
         )
     return url
+
+
+def _shown(url: str) -> str:
+    """``url`` as a refusal quotes it: its user name and password, query and fragment
+    redacted (``redact_uri``: the message reaches logs, spans and the client), then cut to
+    80 characters; the other way round, a password cut short would show its start."""
+    return redact_uri(url)[:80]
 
 
 def warn_cleartext(url: str) -> None:

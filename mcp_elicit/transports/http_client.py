@@ -171,7 +171,9 @@ class HttpTransport:
             log.warning(
                 "%s redirected to another origin (%s); %s not sent there",
                 self._shown,
-                request.url.copy_with(path="/", query=None, fragment=None),
+                redact_uri(
+                    str(request.url.copy_with(path="/", query=None, fragment=None))
+                ),  # its password too
                 ", ".join(dropped),
             )
 

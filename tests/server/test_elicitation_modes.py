@@ -9,6 +9,7 @@ import pytest
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.server.outgoing import check_url
 
 from support.elicitation import build
 from support.memory import MemoryClient
@@ -151,6 +152,26 @@ async def test_a_url_that_is_no_safe_web_address_is_refused(url: str, fragment: 
     result = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
     assert result["content"][0]["text"] == "refused"
     assert fragment in seen[0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://me:PASSWORD" + "x" * 70 + "@example.com/x",  # the cut at 80 falls in the password
+        "https://example.com/" + "p" * 45 + "?token=SECRET SECRET",
+        "https://me:PASSWORD@exa mple.com/?token=SECRET",
+        "https://example.com:99999/?token=SECRET",
+        "javascript:x?token=SECRET",
+    ],
+)
+def test_a_refused_url_is_quoted_without_its_password_or_key(url: str) -> None:
+    """The refusal reaches the server's log, a span and (unless tool errors are redacted)
+    the client: the URL it quotes is redacted whole, then cut to 80 characters, so no
+    part of a password or key is in it."""
+    with pytest.raises(ValueError, match="URL") as caught:
+        check_url(url)
+    assert "PASSWORD" not in str(caught.value) and "SECR" not in str(caught.value), str(caught.value)
+    assert "REDACTED" in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ another origin, a body that never ends, a compressed bomb, an SSE ``retry`` of a
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 import tempfile
 import zlib
@@ -80,6 +81,23 @@ async def test_the_session_id_is_not_sent_on_a_redirect_of_the_stream_to_another
     assert [s.method for s in elsewhere.seen] == ["GET"]
     assert "mcp-session-id" not in elsewhere.seen[0].headers
     assert "last-event-id" not in elsewhere.seen[0].headers
+
+
+async def test_a_stream_redirected_elsewhere_is_logged_without_the_locations_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning that a redirect went to another origin names that origin, which the
+    server's Location may write with a user name and password: they are redacted."""
+    caplog.set_level(logging.WARNING, logger="mcp_elicit")
+    async with raw_server(_answer_json) as elsewhere:
+        location = elsewhere.url.replace("//", "//me:PASSWORD@", 1)
+        async with raw_server(_moved("307 Temporary Redirect", location)) as home:
+            transport = HttpTransport(home.url, headers={"X-Api-Key": "k"})
+            await transport.open(_nothing)
+            await transport.listen({"MCP-Protocol-Version": "2025-11-25"})
+            await transport.aclose()
+    (said,) = [r.getMessage() for r in caplog.records if "redirected to another origin" in r.getMessage()]
+    assert "PASSWORD" not in said and "REDACTED:REDACTED@127.0.0.1" in said, said
 
 
 @pytest.mark.parametrize("status", ["307 Temporary Redirect", "308 Permanent Redirect"])
