@@ -44,6 +44,7 @@ from mcp_elicit.errors import (
     ResourceNotFound,
     UnsupportedProtocolVersion,
 )
+from mcp_elicit.url_redaction import redact_uri
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.jsonrpc import Request, RequestId
@@ -302,6 +303,8 @@ class ServerCore:
         except ValueError as exc:
             raise HeaderMismatch(f"Header mismatch: Mcp-Name header is invalid: {exc}") from None
         if name != expected:
+            if method == "resources/read":  # URIs: redacted before the cut (a password cut short stays)
+                name, expected = redact_uri(name), redact_uri(expected)
             raise HeaderMismatch(
                 f"Header mismatch: Mcp-Name header value {h.shown(name)} does not match body value "
                 f"{h.shown(expected)}"

@@ -136,6 +136,24 @@ def test_name_header(method: str, params: dict[str, Any], name_header: str | Non
 
 
 @pytest.mark.parametrize(
+    ("body", "header"),
+    [
+        ("https://me:PASSWORD" + "x" * 50 + "@h/r", "https://me:PASSWORD" + "y" * 50 + "@h/r"),
+        ("db:t?token=SECRET", "db:t?token=SECRETS"),
+        ("https://h/" + "p" * 36 + "?token=SECRET", "https://h/" + "q" * 36 + "?token=SECRET"),
+    ],
+)
+def test_a_name_header_mismatch_quotes_neither_uri_with_its_key(body: str, header: str) -> None:
+    """Both URIs are redacted, then cut to the 60 characters a header's value is quoted at:
+    the other way round, the cut falls inside a password and keeps its start from any
+    later redaction (the log line's, the span's)."""
+    headers = {**_headers(method="resources/read"), "mcp-name": header}
+    said = _fails(_request("resources/read", uri=body), headers, HeaderMismatch).message
+    assert "does not match body value" in said
+    assert "PASS" not in said and "SECR" not in said, said
+
+
+@pytest.mark.parametrize(
     "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"]
 )
 def test_removed_and_unknown_methods_are_404(method: str) -> None:
