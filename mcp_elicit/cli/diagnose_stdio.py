@@ -24,8 +24,9 @@ from typing import Final
 
 from mcp_elicit.cli.targets import Observed, Target
 from mcp_elicit.errors import CannotConnect, CliError, RequestTimeout, ServerBrokeProtocol, TransportError
-from mcp_elicit.transports.stdio_noise import wrote_lines
+from mcp_elicit.transports.stdio_noise import QUOTED, wrote_lines
 from mcp_elicit.ui.form_text import clean
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = ["SLOW", "log_tail", "noise_note", "not_json_rpc", "says_nothing", "stdio_failure"]
 
@@ -36,8 +37,9 @@ def noise_note(observed: Observed) -> str:
     """A sentence about non-JSON-RPC lines on a stdio server's stdout, or ""."""
     if not observed.stdout_noise:
         return ""
-    first = clean(observed.stdout_noise[0])  # inert already: quoted, not repr'd again
-    first = first if len(first) <= 120 else first[:117] + "..."
+    # as the transport logged it: its URLs redacted, then cut to QUOTED (a line that long was longer)
+    first = clean(observed.stdout_noise[0])  # quoted, not repr'd again
+    first = first if len(first) < QUOTED else first[: QUOTED - 3] + "..."
     count = max(observed.stdout_noise_count, len(observed.stdout_noise))
     return (
         f"\nThe server {wrote_lines(count)} (first: '{first}'). On stdio, stdout carries MCP "
@@ -47,7 +49,7 @@ def noise_note(observed: Observed) -> str:
 
 def log_tail(observed: Observed) -> str:
     """The end of a stdio server's stderr (its log), as a paragraph; "" when it wrote none."""
-    tail = observed.stderr_tail.strip()[-1500:]
+    tail = redact_urls(observed.stderr_tail.strip())[-1500:]  # redacted, then cut
     return f"\nThe end of its stderr:\n{tail}" if tail else ""
 
 

@@ -42,7 +42,7 @@ from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
-from mcp_elicit.telemetry_attributes import redact_uri
+from mcp_elicit.telemetry_attributes import redact_uri, redact_urls
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Target:
     def __str__(self) -> str:
         """How messages and reports name the TARGET: a URL without its user name and
         password, query or fragment (where keys travel); ``url`` is what is requested."""
-        return redact_uri(self.url) if self.url is not None else shlex.join(self.command)
+        return redact_uri(self.url) if self.url is not None else redact_urls(shlex.join(self.command))
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:
@@ -292,8 +292,8 @@ class _Noise(logging.Filter):
         if "not JSON-RPC" not in str(record.msg):
             return True
         line = record.args[-1] if isinstance(record.args, tuple) and record.args else None
-        if isinstance(line, bytes):  # one of the first few (the transport counts them all)
-            self._observed.stdout_noise.append(line.decode("utf-8", errors="replace").strip())
+        if "wrote a line" in str(record.msg) and isinstance(line, str):  # one of the first few, redacted
+            self._observed.stdout_noise.append(line.strip())
         return False
 
 

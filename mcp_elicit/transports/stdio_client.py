@@ -73,6 +73,7 @@ from mcp_elicit.log_labels import message_label, peer_text, request_where
 from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, dropped_late, echoed
 from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
+from mcp_elicit.url_redaction import redact_urls
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -152,7 +153,7 @@ class StdioTransport:
 
     @property
     def where(self) -> str:
-        return shlex.join(self.command)
+        return redact_urls(shlex.join(self.command))  # a URL among its arguments: no password
 
     @property
     def network(self) -> Mapping[str, str | int]:
@@ -390,7 +391,7 @@ class StdioTransport:
                     if self._stderr_reading is not None:  # what it said last
                         await asyncio.shield(self._stderr_reading)
             code = proc.returncode
-        tail = self.stderr_tail().strip()[-1500:]
+        tail = redact_urls(self.stderr_tail().strip())[-1500:]  # redacted, then cut
         how = [
             *(["closed its output"] if output_closed else []),
             *([how_it_ended(code)] if code is not None else []),

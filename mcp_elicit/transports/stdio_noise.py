@@ -4,13 +4,14 @@
 Rules:
 
 * The log hears of a bounded number of them, however many come: the first ``LOUD`` each
-  get a warning of their own (the line quoted, cut to ``QUOTED`` bytes); the one after
+  get a warning of their own (the line quoted, its URLs redacted (``redact_urls``: a
+  banner's database URL keeps no password), then cut to ``QUOTED`` characters); the one after
   them a warning that further lines are counted, not logged; then, while they keep
   coming, a warning with the count so far, ``EVERY`` seconds after that one at the
   soonest, each next wait twice the last, up to ``EVERY_MOST``. A server writing a million
   lines costs a handful of log records, not a million, and one writing a line a second
   for a day some 150 (not 8,640).
-* Every such line is counted and the first is kept (its first ``QUOTED`` bytes):
+* Every such line is counted and the first is kept (redacted, its first ``QUOTED`` characters):
   ``note`` says so as a sentence for the error of a request that then fails (the server
   exited, the request timed out, the revision probe got no answer): how many lines, the
   first one quoted inert (``repr``: control characters, a terminal's escape among them,
@@ -24,6 +25,8 @@ import logging
 import time
 from collections.abc import Callable
 from typing import Final
+
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = ["EVERY", "EVERY_MOST", "LOUD", "QUOTED", "StdoutNoise", "wrote_lines"]
 
@@ -43,8 +46,8 @@ class StdoutNoise:
     def __init__(self, where: str, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
         self.where = where
         self.count = 0
-        #: The start of the first line that was not JSON-RPC (None before one came).
-        self.first: bytes | None = None
+        #: The start of the first line that was not JSON-RPC, its URLs redacted (None before one came).
+        self.first: str | None = None
         self._log = log
         self._clock = clock
         self._told = 0.0
@@ -53,11 +56,12 @@ class StdoutNoise:
     def line(self, line: bytes, why: Exception) -> None:
         """One more line that is not JSON-RPC (``why``: what was wrong with it)."""
         self.count += 1
-        if self.first is None:
-            self.first = line[: QUOTED + 1]
+        if self.first is None or self.count <= LOUD:
+            said = redact_urls(line.decode("utf-8", errors="replace"))  # before any cut
+            self.first = said[: QUOTED + 1] if self.first is None else self.first
         if self.count <= LOUD:
             self._log.warning(
-                "%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, why, line[:QUOTED]
+                "%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, why, said[:QUOTED]
             )
         elif self.count == LOUD + 1:
             self._told = self._clock()
@@ -75,8 +79,7 @@ class StdoutNoise:
         """A sentence about the lines, to end an error with; "" when there were none."""
         if self.first is None:
             return ""
-        first = self.first[:QUOTED]
-        quoted = repr(first.decode("utf-8", errors="replace")) + ("..." if len(self.first) > QUOTED else "")
+        quoted = repr(self.first[:QUOTED]) + ("..." if len(self.first) > QUOTED else "")
         return (
             f"; the server {wrote_lines(self.count)} (the first: {quoted}): a stdio server writes only "
             "JSON-RPC messages to stdout, and its log to stderr"

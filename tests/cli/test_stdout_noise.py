@@ -6,6 +6,7 @@ timing, and must not change what the command says."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,21 @@ def test_the_first_line_is_shown_inert_once_not_escaped_twice(capsys: pytest.Cap
     assert result.code == 4, result.err
     assert "not JSON-RPC (first: '\\x1b[31mred')" in result.err, result.err
     assert "\x1b" not in result.err
+
+
+def test_what_the_server_wrote_is_quoted_with_its_urls_redacted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The first line on stdout and the end of stderr, as the command quotes them, keep no
+    password or token (a banner's database URL, a page's link); nor does the command line,
+    as the error names the server."""
+    writer = tmp_path / "writer.py"
+    writer.write_text(
+        "import sys; sys.stdout.write('db at postgres://me:PASSWORD@db/x?token=SECRET\\n'); "
+        "sys.stderr.write('https://me:PASSWORD@h/?token=SECRET' + 'x' * 1490); sys.exit(1)"
+    )
+    command = [sys.executable, str(writer), "--db", "postgres://me:PASSWORD@db/x"]
+    result = run(capsys, "check", "--timeout", "5", "--", *command)
+    assert result.code == 4, result.err
+    assert "PASS" not in result.err and "SECRET" not in result.err, result.err
+    assert "(first: 'db at postgres://REDACTED:REDACTED@db/x?REDACTED')" in result.err, result.err

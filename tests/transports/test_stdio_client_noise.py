@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,34 @@ def test_a_trickle_of_lines_over_a_long_session_logs_ever_more_rarely(
     # 10, 30, 70, ... s: doubling until the wait is EVERY_MOST, then one per EVERY_MOST
     assert len(counts) <= 24 * 3600 / EVERY_MOST + 10, len(counts)
     assert counts[0] == f"srv has written {LOUD + 1 + int(EVERY)} lines that are not JSON-RPC so far"
+
+
+def test_a_line_is_quoted_with_its_urls_redacted_before_the_cut(caplog: pytest.LogCaptureFixture) -> None:
+    """A banner may print a database's or a page's URL with its password or token: the
+    warning and the note quote the line with its URLs redacted, then cut (the cut at
+    ``QUOTED`` bytes falls inside the password here)."""
+    noise = StdoutNoise("srv", logging.getLogger("test.noise"))
+    caplog.set_level(logging.WARNING, "test.noise")
+    noise.line(b"x" * 100 + b" postgres://me:PASSWORD@db/x?token=SECRET", ValueError("not JSON"))
+    said = [caplog.records[0].getMessage(), noise.note()]
+    assert not [text for text in said if "PASS" in text or "SECRET" in text], said
+    assert "postgres://REDACTED" in said[0] and "postgres://REDACTED" in said[1]
+
+
+async def test_the_end_of_stderr_in_an_error_has_its_urls_redacted(tmp_path: Path) -> None:
+    """The end of a server's stderr that an error quotes (its log: a database URL with its
+    password, a page's link with its token) has its URLs redacted before it is cut to its
+    last 1,500 characters: a cut there takes off a URL's scheme and leaves its password."""
+    first, last = "connecting to postgres://me:PASSWORD@db/x\n", " at https://me:SECRET@h/x?token=SECRET"
+    pad = first.index("me:") + 1500 - len(first) - len(last)  # the cut falls right after "postgres://"
+    writer = tmp_path / "writer.py"
+    writer.write_text(f"import sys; sys.stderr.write({first + 'y' * pad + last!r}); sys.stderr.flush()")
+    # a URL among its arguments is redacted too where the process is named
+    command = [sys.executable, str(writer), "--db", "postgres://me:PASSWORD@db/x"]
+    with pytest.raises(TransportError) as caught:
+        async with connect_stdio(command, timeout=20, probe_timeout=20):
+            pass
+    said = str(caught.value)
+    assert "the end of its stderr" in said, said
+    assert "PASS" not in said and "SECRET" not in said, said
+    assert "https://REDACTED:REDACTED@h/x?REDACTED" in said
