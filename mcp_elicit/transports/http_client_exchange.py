@@ -328,7 +328,7 @@ def _wrong(status: int, headers: Mapping[str, str], kind: str, body: bytes, *, c
     JSON-RPC response, for a person; empty if the status says all. ``credentials``: the
     request carried some (an ``Authorization`` header, an ``auth``)."""
     if status in (401, 403):
-        challenge = headers.get("www-authenticate", "")[:_SHOWN_HEADER]
+        challenge = redact_urls(headers.get("www-authenticate", ""))[:_SHOWN_HEADER]  # redacted, then cut
         said = f"WWW-Authenticate: {challenge}" if challenge else "no WWW-Authenticate challenge"
         if credentials:
             return f"{said}; the credentials sent were refused"

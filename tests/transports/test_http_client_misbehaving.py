@@ -175,6 +175,17 @@ async def test_an_http_answer_without_a_response_says_what_was_wrong(answer: Ans
     assert url in str(error) and said in str(error), str(error)
 
 
+async def test_a_challenge_is_quoted_with_its_urls_redacted_before_the_cut() -> None:
+    """A challenge may name a URL with a key (a server echoing the request's query into its
+    resource_metadata): quoted cut to 200 characters, it is redacted first, so a cut inside
+    the key keeps none of it."""
+    metadata = "https://h/.well-known/oauth-protected-resource/" + "m" * 100 + "?key=SECRETKEY"
+    challenge = f'Bearer realm="mcp", resource_metadata="{metadata}"'
+    error, _ = await _list_tools_fails(_body("401 Unauthorized", {"WWW-Authenticate": challenge}, b""))
+    assert "WWW-Authenticate: Bearer" in str(error) and "?REDACTED" in str(error), str(error)
+    assert "SECR" not in str(error), str(error)
+
+
 async def test_a_server_that_never_accepts_the_connection_fails_at_the_connect_timeout() -> None:
     """A listening socket whose queue is full takes no connection (its SYNs are dropped, as
     a firewall's are): the call fails at the connect timeout, saying it never connected."""
