@@ -46,6 +46,7 @@ from mcp_elicit.server.url_asking import end_flow, run_flow
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
+from mcp_elicit.url_redaction import redact_uri, redact_urls
 
 if TYPE_CHECKING:
     from mcp_elicit.sealing import StateSealer
@@ -471,19 +472,19 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
     """The pages' public base URL, checked as every link made from it will be. Plain http
     off loopback is refused, as for an OAuth provider's URLs (``server/oauth.py``), unless
     the URL was derived from the bound address (``from_address``; warned at start-up)."""
-    text, wrong = url.strip(), f"the public URL must look like http(s)://host[:port][/path], not {url!r}"
+    shown = redact_uri(url) if "://" in url else redact_uri("//" + url)[2:]  # no password, host first
+    text, wrong = url.strip(), f"the public URL must look like http(s)://host[:port][/path], not {shown!r}"
     if text.partition("://")[0].lower() not in ("http", "https") or "://" not in text:  # said once
-        raise ConfigError(f"{wrong}{http_meant(text)}")
+        raise ConfigError(f"{wrong}{redact_urls(http_meant(text))}")
     try:
         check_url(text)
     except ValueError as exc:
         raise ConfigError(f"{wrong}: {exc}") from None
-    parts = urllib.parse.urlsplit(text)
-    if parts.query or parts.fragment:
+    if (parts := urllib.parse.urlsplit(text)).query or parts.fragment:
         raise ConfigError(wrong)
     if not from_address and cleartext(text):
         raise ConfigError(
-            f"the public URL {url!r} is plain http on a host that is not loopback: the pages that take "
+            f"the public URL {shown!r} is plain http on a host that is not loopback: the pages that take "
             "secrets, their one-time links and their cookies would cross the network in cleartext. Give an "
             "https:// URL (TLS may end at a proxy in front), as for an OAuth provider's URLs; plain http "
             "only on loopback (127.0.0.1, [::1], localhost)"

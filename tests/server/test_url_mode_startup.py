@@ -45,6 +45,25 @@ def test_a_plain_http_public_url_off_loopback_is_refused(public_url: str) -> Non
         Server("s").configure_url_mode(public_url=public_url)
 
 
+@pytest.mark.parametrize(
+    "public_url",
+    [
+        "https://me:PASSWORD@tools.example.com",
+        "https://tools.example.com/?key=SECRET",
+        "http://me:PASSWORD@tools.example.com/x?key=SECRET",
+        "https://tools.example.com/x y?key=SECRET",
+        "me:PASSWORD@tools.example.com/x",  # no scheme: the URL it reads as is said redacted too
+    ],
+)
+def test_a_refused_public_url_is_quoted_without_its_password_or_key(public_url: str) -> None:
+    """The refusal ends up on a terminal or in a deployment's log: the URL it quotes has
+    its user name and password, query and fragment redacted."""
+    with pytest.raises(ConfigError, match="the public URL") as caught:
+        Server("s", public_url=public_url)
+    assert "PASSWORD" not in str(caught.value) and "SECRET" not in str(caught.value), str(caught.value)
+    assert "REDACTED" in str(caught.value)
+
+
 def test_serve_refuses_a_plain_http_public_url_off_loopback() -> None:
     done = subprocess.run(
         [
