@@ -41,8 +41,11 @@ URL_OPTIONS = frozenset(
 )
 _BOOLEANS = frozenset({"true", "false", "yes", "no", "1", "0"})
 _DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
-# ``scheme://`` or, the slashes forgotten, ``scheme:`` or ``scheme:/`` (never ``C:``, a drive)
-_AUTHORITY = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z][A-Za-z0-9+.-]+:/?))(.*)$", re.DOTALL)
+# ``scheme://`` or, the slashes forgotten, ``scheme:`` or ``scheme:/`` (never ``C:``, a drive);
+# a space, tab or no-break space mistyped into the scheme is read as part of it
+_AUTHORITY = re.compile(
+    r"^(\s*(?:[A-Za-z][A-Za-z0-9+.\s-]*://|[A-Za-z][A-Za-z0-9+.\s-]+:/?))(.*)$", re.DOTALL
+)
 _DRIVE = re.compile(r"[A-Za-z]:")
 _QUERY_SECRET = re.compile(r"([?&](?:password|pass|pwd)=)[^&#]*", re.IGNORECASE)
 _ENCODE_HINT = "percent-encode '/', '?', '#' and '@' in a user name or password (%2F, %3F, %23, %40)"
@@ -52,7 +55,9 @@ def redact_url(url: str) -> str:
     """``url`` with its password (or a lone user-info part) replaced by ``***``, and so is
     a ``password=`` query option, whatever its scheme: a ``sqlite:`` or ``memory:`` URL
     given a user and password (copied from another database's) has them hidden too, and
-    so does one written without its ``//`` (``memory:user:password@host``).
+    so does one written without its ``//`` (``memory:user:password@host``), with a space
+    or tab mistyped into its scheme (``re\\tdis://``), or without its colon
+    (``redis//user:password@host``: all up to the last ``@``).
 
     The user information is what precedes the last ``@`` before the first ``/``, ``?``
     or ``#``. A password written without percent-encoding may hold ``/``, ``?``, ``#``
@@ -62,8 +67,10 @@ def redact_url(url: str) -> str:
     (``sqlite://ann@example.org/state.db``), never a secret, and is shown, as is a Windows
     drive (``sqlite://C:/Users/ann@example.org/state.db``)."""
     match = _AUTHORITY.match(url)
-    if match is None:
-        return _QUERY_SECRET.sub(r"\1***", url)
+    if match is None:  # no scheme to read (its colon left out: ``redis//me:pw@h``): to the last "@"
+        before = url[: max(url.rfind("@"), 0)]  # unless a path (``C:/Users/ann@example.org/...``)
+        secret = "//" in before or ":" in before[2 if _DRIVE.match(before) else 0 :]
+        return _QUERY_SECRET.sub(r"\1***", "***" + url[len(before) :] if secret else url)
     start, rest = match.groups()
     end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
     file_name = start.strip().lower().startswith("sqlite:")

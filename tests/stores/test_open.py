@@ -252,6 +252,27 @@ def test_shown_urls_hide_every_password() -> None:
     assert valid.url == "rediss://u:***@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "re\tdis://me:s3cret@h/0",  # a tab in the scheme
+        "REDIS ://me:s3cret@h/0",
+        "redis\u00a0://me:s3cret@h/0",  # a no-break space
+        "redis//me:s3cret@h/0",  # the colon left out
+        "redis:me s3cret@h/0",
+        "redis://me:s3 cret@h:99999/0",  # a space in the password, refused for its port
+        'redis://me:s3"cret@h:99999/0',
+    ],
+)
+def test_a_mistyped_store_url_is_refused_without_its_password(url: str) -> None:
+    """A store URL the program cannot read (its scheme mistyped, its colon left out) is
+    quoted in the refusal with its password hidden all the same: up to the last '@'."""
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    assert "s3" not in str(caught.value) and "cret" not in str(caught.value), str(caught.value)
+    assert "***@h" in str(caught.value)
+
+
 def test_a_sqlite_path_with_an_at_sign_is_shown_whole() -> None:
     """A SQLite URL has no user or password: an '@' in its path (a home directory named
     after an e-mail address) is part of the file name, never hidden."""
