@@ -14,6 +14,7 @@ is written as ``for_encoding`` has it (a Chinese letter as ``\\u5929``, the clie
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 import textwrap
@@ -24,9 +25,11 @@ from mcp_elicit.cli.output import Paint, sign_in_text, write
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
 from mcp_elicit.ui.server_text import for_encoding
+from mcp_elicit.url_redaction import hidden_parts, redact_urls
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.check import CheckReport
+    from mcp_elicit.cli.targets import Target
     from mcp_elicit.cli.tool_checks import Finding
 
 __all__ = ["print_check"]
@@ -219,6 +222,7 @@ def _verdict(report: CheckReport, paint: Paint, width: int) -> list[str]:
         paint(f"{head}: {_what_happened(report)}", "bold green"),
         *(line for paragraph in advice for line in _wrapped(paragraph, room)),
         f"  {clean(call)}",  # whole, to be copied
+        *_hidden_note(report.target),
     ]
 
 
@@ -230,10 +234,22 @@ def _what_happened(report: CheckReport) -> str:
 
 
 def _call_argv(report: CheckReport, tool: str, required: tuple[str, ...]) -> list[str]:
-    import shlex
-
     words = [shlex.quote(tool), *(shlex.quote(f"{name}=VALUE") for name in required)]
     target = report.target
     if target.url is not None:  # as the report names it: a key in its query is not printed
         return [shlex.quote(str(target)), *words]
-    return [*words, "--", shlex.join(target.command)]
+    return [*words, "--", redact_urls(shlex.join(target.command))]  # nor a URL argument's password
+
+
+def _hidden_note(target: Target) -> list[str]:
+    """What the command's REDACTED stands for, when the TARGET shown holds one: the person
+    writes it out from what they gave, to run the command."""
+    if target.url is not None:
+        hidden = hidden_parts(target.url)
+        return [f"  (in the TARGET, REDACTED hides {hidden}: write it out as you gave it)"] if hidden else []
+    joined = shlex.join(target.command)
+    if redact_urls(joined) == joined:
+        return []
+    return [
+        "  (in the command, REDACTED hides the password or key of a URL among its arguments: write it out as you gave it)"
+    ]

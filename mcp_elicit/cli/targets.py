@@ -88,7 +88,7 @@ class Target:
     def to_json(self) -> dict[str, Any]:
         if self.url is not None:
             return {"kind": "http", "url": str(self), "headers": [name for name, _ in self.headers]}
-        return {"kind": "stdio", "command": list(self.command)}
+        return {"kind": "stdio", "command": [redact_urls(word) for word in self.command]}  # no URL's password
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:

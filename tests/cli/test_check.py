@@ -3,11 +3,12 @@ and servers that answer but with something wrong (1), and its usage errors (2)."
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from cli.helpers import RECURSION_LIMITS, demo_stdio, fake, limited_recursion, run
+from cli.helpers import DEMO, RECURSION_LIMITS, demo_stdio, fake, limited_recursion, run
 
 from support.procs import HttpProcess
 
@@ -54,6 +55,32 @@ def test_the_demo_server_over_stdio_is_clean(
     assert "timings" in out and "connect" in out
     _declared_nothing(result.sent())
     assert result.check_wire(revision) >= 2
+
+
+def test_the_suggested_call_says_what_its_redacted_target_hides(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess, tmp_path: Path
+) -> None:
+    """The call to try is printed to be copied, but its TARGET as every line shows it:
+    without its key, or a URL argument's password; a line says what REDACTED stands for."""
+    result = run(capsys, "check", http_demo.url + "?key=SECRET")
+    assert result.code == 0, result.err
+    assert "mcp-elicit call 'http://127.0.0.1:" in result.out and "/mcp?REDACTED' book_table" in result.out
+    assert "(in the TARGET, REDACTED hides its query: write it out as you gave it)" in result.out
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(
+        f"import runpy, sys; sys.argv = ['mcp-elicit', 'serve', {str(DEMO)!r}]; "
+        "runpy.run_module('mcp_elicit', run_name='__main__')"
+    )
+    result = run(capsys, "check", "--", sys.executable, str(wrapper), "--db", "postgres://me:PASSWORD@db/x")
+    assert result.code == 0, result.err
+    assert "-- " in result.out and "postgres://REDACTED:REDACTED@db/x" in result.out
+    assert "(in the command, REDACTED hides the password or key of a URL among its arguments" in result.out
+    assert "PASSWORD" not in result.out + result.err and "SECRET" not in result.out + result.err
+    result = run(
+        capsys, "check", "--json", "--", sys.executable, str(wrapper), "--db", "postgres://me:PASSWORD@db/x"
+    )
+    assert result.json()["target"]["command"][-1] == "postgres://REDACTED:REDACTED@db/x", result.out
+    assert "PASSWORD" not in result.out + result.err
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
