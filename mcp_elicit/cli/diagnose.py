@@ -82,7 +82,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.transports.http_redirects import written_out
 from mcp_elicit.ui.form_text import clean
-from mcp_elicit.url_redaction import redact_uri, redact_urls
+from mcp_elicit.url_redaction import hidden_parts, redact_uri, redact_urls
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
 __all__ = ["explain", "noise_note"]
@@ -473,5 +473,9 @@ def _path_hint(url: str) -> str:
     parts = urlsplit(url)
     if parts.path.rstrip("/") == "/mcp":
         return "Check the host and port."
-    suggestion = urlunsplit((parts.scheme, parts.netloc, "/mcp", "", ""))
-    return f"MCP endpoints are usually at /mcp (mcp-elicit serve uses it): try {suggestion}"
+    suggestion = urlunsplit((parts.scheme, parts.netloc, "/mcp", parts.query, ""))  # its key kept
+    hidden = hidden_parts(suggestion)  # shown redacted: what to write out, if anything
+    written = f", with {hidden} written out as you gave them" if hidden else ""
+    return (
+        f"MCP endpoints are usually at /mcp (mcp-elicit serve uses it): try {redact_uri(suggestion)}{written}"
+    )

@@ -106,6 +106,21 @@ def test_the_wrong_path(capsys: pytest.CaptureFixture[str], http_demo: HttpProce
     assert f"try {http_demo.url}" in result.err
 
 
+def test_the_wrong_path_with_a_password_and_key(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
+) -> None:
+    """The address suggested is the TARGET's own with /mcp for its path: its password and
+    key (kept: the server may need them) are redacted, and a line says what to write out."""
+    url = http_demo.url.removesuffix("/mcp").replace("//", "//me:PASSWORD@", 1) + "/api?key=SECRET"
+    result = run(capsys, "check", url)
+    assert result.code == 3
+    assert "PASSWORD" not in result.err and "SECRET" not in result.err, result.err
+    assert "try http://REDACTED:REDACTED@127.0.0.1:" in result.err and "/mcp?REDACTED" in result.err, (
+        result.err
+    )
+    assert "with its user name and password and its query written out as you gave them" in result.err
+
+
 def test_a_host_the_server_does_not_accept(
     capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
 ) -> None:
