@@ -15,6 +15,8 @@ Rules:
   :class:`AuthorizationError` says who holds it; a holder that dies lets go (the file
   store's ``flock`` is released by the kernel). A store without ``locked`` (written before
   it was part of ``TokenStore``) still works, unlocked: the record is still read again.
+* A line or an error names the record by its key, the server's URL, redacted (``redact_uri``:
+  the key keeps any user name and password the URL was given).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mcp_elicit.core.token_endpoint import Tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.token_store import Stored, TokenStore
+from mcp_elicit.url_redaction import redact_uri
 
 __all__ = ["SharedRecord", "usable_tokens"]
 
@@ -48,14 +51,14 @@ class SharedRecord:
         try:
             return Stored.from_record(record) if record is not None else None
         except ValueError as exc:
-            log.warning("ignoring the stored authorization for %s (%s)", self.key, exc)
+            log.warning("ignoring the stored authorization for %s (%s)", redact_uri(self.key), exc)
             return None
 
     async def write(self, stored: Stored) -> None:
         try:
             await self.store.save(self.key, stored.to_record())
         except OSError as exc:
-            log.warning("could not save the authorization for %s: %s", self.key, exc)
+            log.warning("could not save the authorization for %s: %s", redact_uri(self.key), exc)
 
     @contextlib.asynccontextmanager
     async def holding(self) -> AsyncIterator[None]:
@@ -68,7 +71,7 @@ class SharedRecord:
                     await stack.enter_async_context(locked(self.key, timeout=self.lock_timeout))
             except TimeoutError as exc:
                 raise AuthorizationError(
-                    f"the stored authorization for {self.key} is locked by another process (or "
+                    f"the stored authorization for {redact_uri(self.key)} is locked by another process (or "
                     f"client) refreshing it, and was not let go within {self.lock_timeout:g} s "
                     f"({exc}); try again once it has finished"
                 ) from None
@@ -91,7 +94,7 @@ def usable_tokens(stored: Stored, prover: DpopProver, key: str) -> Tokens | None
         try:
             prover.use(DpopKey.from_pem(stored.dpop_key))
         except AuthorizationError as exc:
-            log.warning("ignoring the stored tokens for %s (%s)", key, exc)
+            log.warning("ignoring the stored tokens for %s (%s)", redact_uri(key), exc)
             return None
     if tokens is not None and tokens.token_type == "DPoP" and not prover.has_key:
         return None  # bound to a key that is gone: useless

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_elicit.transports.token_record import SharedRecord
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored
 
 pytestmark = pytest.mark.anyio
@@ -119,3 +121,19 @@ def test_a_binding_that_is_not_an_issuer_is_a_damaged_record(value: object) -> N
     not read as the text "None" or "7", which no server would match: the record is damaged."""
     with pytest.raises(ValueError, match="damaged record"):
         Stored.from_record({**_OLDER_RECORD, "given": {"pre-registered": value}})
+
+
+async def test_a_record_that_does_not_read_back_is_logged_without_the_servers_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A record is kept under the server's URL without its query, which keeps any user
+    name and password the URL was given: the warning names it redacted."""
+    key = "http://me:PASSWORD@127.0.0.1:9/mcp"
+    store = MemoryTokenStore()
+    await store.save(key, {"tokens": {"no": "access token"}})
+    caplog.set_level(logging.WARNING, logger="mcp_elicit")
+    assert await SharedRecord(store, key, lock_timeout=1.0).read() is None
+    (said,) = [
+        r.getMessage() for r in caplog.records if "ignoring the stored authorization" in r.getMessage()
+    ]
+    assert "PASSWORD" not in said and "http://REDACTED:REDACTED@127.0.0.1:9/mcp" in said, said
