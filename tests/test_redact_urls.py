@@ -481,3 +481,29 @@ def test_hidden_parts_names_what_redacted_stands_for(uri: str, hidden: str) -> N
     ``REDACTED`` stands for: they have to write those out themselves."""
     assert hidden_parts(uri) == hidden
     assert (redact_uri(uri) == uri) is (hidden == "")
+
+
+_ODD_USER_CHARACTERS = st.text(st.sampled_from("ab \t\u00a0\u3000\u2028'\"\n%:"), max_size=6)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    _ODD_USER_CHARACTERS,
+    _ODD_USER_CHARACTERS,
+    st.sampled_from(["https://", "http:/", "HTTPS:\\\\", "ht\ttps://", "https:\t//", "//", "ftp://"]),
+    st.sampled_from(["", "/p", "/p?k=v", "?k", "#f"]),
+    st.sampled_from(["{}", "at {} failed", "'{}'", '"{}".', "({})", "x={!r}"]),
+)
+def test_a_password_survives_no_space_quote_or_tab_in_the_user_information(
+    before: str, after: str, start: str, rest: str, prose: str
+) -> None:
+    """Whatever httpx or a browser takes into a user name or password (spaces of any kind,
+    quotes, a tab it drops, a colon), in prose or alone, repr'd or not: the password is
+    redacted, the host stays. (A "//" with no scheme that a space follows is a comment in
+    prose, not a URL: ``// note``.)"""
+    if start == "//":
+        before = before.lstrip(" \t\n\u00a0\u3000\u2028")
+    url = f"{start}{before}PW{after}@host.example{rest}"
+    for shown in (redact_urls(prose.format(url)), redact_uri(url)):
+        assert "PW" not in shown, shown
+        assert "host.example" in shown
