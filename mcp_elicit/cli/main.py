@@ -448,7 +448,11 @@ def _main(argv: Sequence[str] | None) -> int:
                 code: int = args.handler(args)
             return code
     except CliError as exc:
+        from mcp_elicit.cli.targets import Target
         from mcp_elicit.ui.form_text import clean
+
+        if isinstance(target := getattr(args, "target", None), Target):  # no --header value it repeats
+            exc.args = (target.unechoed(str(exc)),)
 
         if getattr(args, "json", False):  # a machine reading stdout gets JSON, whatever failed
             from mcp_elicit.cli import output

@@ -34,7 +34,7 @@ import re
 import shlex
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
 from mcp_elicit.client import Answerer, Client
@@ -59,6 +59,10 @@ _NO_COLON = re.compile(r"[A-Za-z]+")
 _ADDRESS = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})(?:/\S*)?")
 
 
+#: Headers whose values a message may repeat as they are: they say nothing secret.
+_NOT_SECRET: Final = frozenset({"accept", "accept-language", "content-type", "host", "origin", "user-agent"})
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """An HTTP endpoint (``url``) or a server command (``command``)."""
@@ -75,6 +79,16 @@ class Target:
         """How messages and reports name the TARGET: a URL without its user name and
         password, query or fragment (where keys travel); ``url`` is what is requested."""
         return redact_uri(self.url) if self.url is not None else redact_urls(shlex.join(self.command))
+
+    def unechoed(self, text: str) -> str:
+        """``text``, a message to print, with each ``--header`` value it repeats (and the
+        credential after a scheme alone: ``Bearer sk-...``) as ``REDACTED``: a server may
+        quote them in its error. Headers that say nothing secret (``Accept``, ``Host``) stay."""
+        values = [value for name, value in self.headers if name.lower() not in _NOT_SECRET]
+        keys = {part for value in values for part in (value, value.rpartition(" ")[2]) if len(part) >= 4}
+        for key in sorted(keys, key=len, reverse=True):
+            text = text.replace(key, "REDACTED")
+        return text
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:

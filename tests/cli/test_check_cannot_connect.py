@@ -415,3 +415,43 @@ def test_a_script_that_fails_is_not_told_to_be_served(
     assert result.code == 3
     assert "no config" in result.err
     assert "ran to its end" not in result.err, result.err
+
+
+class _EchoingHeaders(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with a JSON-RPC error that repeats the request's Authorization
+    and X-Api-Key headers, as a careless server's debugging message might."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+    def do_POST(self) -> None:
+        import json
+
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        said = (
+            f"refused: Authorization {self.headers.get('Authorization')}, key {self.headers.get('X-Api-Key')}"
+        )
+        answer = json.dumps(
+            {"jsonrpc": "2.0", "id": body.get("id"), "error": {"code": -32603, "message": said}}
+        )
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer.encode())
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["text", "json"])
+def test_a_header_value_the_server_repeats_is_not_printed(
+    capsys: pytest.CaptureFixture[str], json_output: bool
+) -> None:
+    """A --header value is a credential: a server error repeating it (``invalid token
+    ...``) is printed with it REDACTED, on stderr and in --json."""
+    with serving(_EchoingHeaders) as base:
+        options = ["-H", "Authorization: Bearer sk-SECRETTOKEN", "-H", "X-Api-Key: KEYSECRET"]
+        result = run(capsys, "check", *(["--json"] if json_output else []), f"{base}/mcp", *options)
+    assert result.code != 0
+    said = result.err + result.out
+    assert "refused: Authorization" in said, said
+    assert "SECRET" not in said, said
+    assert "REDACTED" in said
