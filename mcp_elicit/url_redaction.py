@@ -41,9 +41,9 @@ _AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
 _ODD_WEB = re.compile(rf"(?i)(?<![a-z0-9+.-])({_WEB_SCHEME})(?!//)({_SLASH_RUN})([^\s'\"]*)")
 #: A URL written without its scheme (``//host/path?key``, as a message quotes a relative
 #: reference): "//" not after a letter, digit, "_", ":", "/" or "\\", then a host's or a
-#: user name's first character (a quote too), or the ":" of a password without one
-#: (``//:pw@h``). Linear likewise: the run after it is taken whole.
-_NO_SCHEME_START = r"(?<![\w:/\\])//(?=[A-Za-z0-9\[%~!$&*+,;=:._'\"-])"
+#: user name's first character (a quote, or a backslash, which a browser reads as a slash,
+#: too), or the ":" of a password without one (``//:pw@h``). Linear likewise: the run after it is taken whole.
+_NO_SCHEME_START = r"(?<![\w:/\\])//(?=[A-Za-z0-9\[%~!$&*+,;=:._'\"\\-])"
 _NO_SCHEME = re.compile(_NO_SCHEME_START + r"([^\s'\"]*)")
 #: Where an authority starts in prose, for its user information (:func:`_user_info_first`):
 #: after a "://", after an http(s) scheme written with other slashes, after "//" alone.
