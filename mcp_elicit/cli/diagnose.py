@@ -80,7 +80,6 @@ from mcp_elicit.errors import (
     UnsupportedProtocolVersion,
     UsageError,
 )
-from mcp_elicit.transports.http_redirects import written_out
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.url_redaction import hidden_parts, redact_uri, redact_urls
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
@@ -397,6 +396,8 @@ def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
     asked, answered = urlsplit(url), urlsplit(last.url)
     if (asked.scheme, *_where(url)) == (answered.scheme, *_where(last.url)):
         return None
+    from mcp_elicit.transports.http_redirects import written_out  # httpx: HTTP targets only
+
     final = urlunsplit((answered.scheme, answered.netloc, answered.path, "", ""))
     origin = redact_uri(f"{answered.scheme}://{answered.netloc}")  # the server's: no password shown
     return CannotConnect(
@@ -413,6 +414,8 @@ def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
     address instead."""
     if last is None or last.status not in (301, 302, 303):
         return None
+    from mcp_elicit.transports.http_redirects import written_out  # httpx: HTTP targets only
+
     location = clean(urljoin(last.url, last.headers.get("location", "")), joiners=False)
     return CannotConnect(
         f"{redact_uri(url)} redirects (HTTP {last.status}) to {redact_uri(location)}, and a redirected POST "
