@@ -16,8 +16,9 @@ from cli.test_check_awkward_servers import _Forgetful
 
 from support.procs import cli
 
-#: A URL longer than any row of the report at the widths tested.
-URL = "https://status.example.com/incidents/2026-12-07/session-store-reset?region=eu-west-1&ref=mcp"
+#: A URL longer than any row of the report at the widths tested (no query: a server's
+#: words are shown with a URL's query redacted, tests/cli/test_call.py).
+URL = "https://status.example.com/incidents/2026-12-07/session-store-reset/region-eu-west-1/mcp"
 #: A word as long that is no URL.
 WORD = "x" * 90
 
