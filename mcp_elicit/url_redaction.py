@@ -4,9 +4,9 @@ tokens travel), its scheme, host and path kept. :func:`redact_urls` finds the UR
 :func:`redact_uri` takes one URI, :func:`uri_redacted` redacts a message's repetitions of a
 known URI (whole, made inert, or cut short). A URL is read as a browser or httpx would send
 it: a tab or line break anywhere in it dropped (``ht\\ttps:``), and its user information
-running to its authority's last "@" whatever it holds (a space, a no-break space, a quote),
-even where prose would end the URL. Every search is linear in the text, which may be the
-other side's. A leaf: it imports only ``inert_text``, so the telemetry attributes,
+running to its authority's last "@" whatever it holds (a quote, a space before a
+password's ":"), even where prose would end the URL. Every search is linear in the text,
+which may be the other side's. A leaf: it imports only ``inert_text``, so the telemetry attributes,
 the log labels and core may all use it.
 """
 
@@ -90,9 +90,12 @@ def redact_urls(text: str) -> str:
 
     A URL's user information is not cut short by what ends it in prose: it runs to the
     last "@" before the first "/", "?" or "#" after its start, whatever lies between (a
-    space, a quote, a tab: httpx sends ``https://me x:pw@h/`` with ``me x`` as its user
-    name), as :func:`redact_uri` reads one URI. So a URL with no path in prose that text
-    holding an "@" follows (an e-mail address) has that text redacted with it."""
+    quote, a tab; a space where a password's ":" stands before that "@": httpx sends
+    ``https://me x:pw@h/`` with ``me x`` as its user name), as :func:`redact_uri` reads
+    one URI. A URL with no path that an e-mail address follows in prose
+    (``see https://example.com or mail help@example.com``) keeps both, unless a ":" other
+    than a scheme's stands between them (``https://h:8443 or ...``): then that text is
+    redacted with the URL's user information."""
     if "@" in text:
         text = _user_info_first(text)
     if "://" in text:
@@ -199,6 +202,7 @@ def _user_info_first(text: str) -> str:
     parts: list[str] = []
     done = at = 0
     end = last = -1  # the last authority end found, and its last "@" from where it was sought
+    ends = _ProseEnds(text)
     while (found := _AUTHORITY.search(text, at)) is not None:
         start = found.end()
         if found[0] == "://" and _web_before(text, found.start()):
@@ -209,10 +213,56 @@ def _user_info_first(text: str) -> str:
             end = len(text) if stop is None else stop.start()
             last = text.rfind("@", start, end)
         at = max(start, found.start() + 1)
-        if last >= start:
+        sign = ends.last_sign(start, last)
+        if sign >= start:
             parts += (text[done:start], "REDACTED:REDACTED")
-            done = at = last
+            done = at = sign
     return "".join(parts) + text[done:] if parts else text
+
+
+class _ProseEnds:
+    """Which "@" ends a URL's user information in prose, from where it starts. Past a
+    space (where prose ends a URL's run) only if a password's ":" (one no "/" follows)
+    stands before that "@": a user name and password with a space (httpx sends
+    ``https://me x:pw@h/``) are hidden, while a URL with no path followed by an e-mail
+    address (``see https://example.com or mail help@example.com``) is two things, as a
+    person reads them. A user name alone with a space in it is no token or key (those
+    have none). A quote, or a tab or line break (which a browser drops), ends nothing.
+    Linear: the starts asked about only grow, and each search goes on from where the
+    last stopped."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.stop = _Next(text, re.compile(r"[^\S\t\n\r]"))  # a space, but for a tab or line break
+        self.colon = _Next(text, re.compile(r":(?!/)"))  # a password's, not a scheme's
+        self.sign = self.sign_stop = -1  # the last "@" before the last stop asked about
+
+    def last_sign(self, start: int, last: int) -> int:
+        """The "@" that ends the user information of a URL whose authority starts at
+        ``start`` and whose last "@" before the authority's end is ``last``; -1 if none."""
+        if last < start:
+            return -1
+        stop = self.stop.after(start)
+        if stop < 0 or stop > last or 0 <= self.colon.after(start) < last:
+            return last
+        if self.sign_stop != stop:  # sought once per stop: a later start is past the one before
+            self.sign, self.sign_stop = self.text.rfind("@", start, stop), stop
+        return self.sign if self.sign >= start else -1
+
+
+class _Next:
+    """Where ``pattern`` is next found in ``text`` at or after a place that only grows:
+    each search starts where the last one's find was passed, so all read the text once."""
+
+    def __init__(self, text: str, pattern: re.Pattern[str]) -> None:
+        self.text, self.pattern = text, pattern
+        self.found, self.since = -1, len(text) + 1  # not sought yet
+
+    def after(self, start: int) -> int:
+        if self.since > start or 0 <= self.found < start:
+            match = self.pattern.search(self.text, start)
+            self.found, self.since = (-1 if match is None else match.start()), start
+        return self.found
 
 
 def _web_before(text: str, colon: int) -> bool:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mcp_elicit.telemetry import redact_urls
@@ -454,13 +454,33 @@ def test_no_password_survives_whatever_stands_in_the_user_information_or_scheme(
         assert "/p" in shown  # the path stays
 
 
-def test_text_with_an_at_sign_after_a_url_without_a_path_is_redacted_with_it() -> None:
-    """The price of reading user information past a space: a URL with no path that text
-    holding an "@" follows (before any "/", "?" or "#") hides that text too."""
-    assert redact_urls("https://host failed; mail ops@example.org") == "https://REDACTED:REDACTED@example.org"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see https://example.com or mail help@example.com",
+        "https://host failed; mail ops@example.org",
+        "Docs at https://docs.example.com, contact ops@example.com for access",
+        "see 'https://example.com' or 'help@example.com'",
+        "https://host/ failed; mail ops@example.org",
+        "//host and me@example.org",
+    ],
+)
+def test_an_e_mail_address_after_a_url_without_a_path_is_kept(text: str) -> None:
+    """A URL with no path that an e-mail address follows in prose: two things a person
+    needs, both kept. No ":" of a password stands before the "@" (a user name alone with
+    a space is no token or key), so the URL ends at the space, as prose reads it."""
+    assert redact_urls(text) == text
+
+
+def test_text_with_an_at_sign_after_a_colon_is_redacted_with_the_url() -> None:
+    """The price of reading a password past a space: where a ":" stands between a URL with
+    no path and an "@" (a port, prose's own), what lies between is hidden too."""
     assert (
-        redact_urls("https://host/ failed; mail ops@example.org")
-        == "https://host/ failed; mail ops@example.org"
+        redact_urls("https://host:8443 failed; mail ops@example.org")
+        == "https://REDACTED:REDACTED@example.org"
+    )
+    assert (
+        redact_urls("see https://h. Contact: ops@example.org") == "see https://REDACTED:REDACTED@example.org"
     )
 
 
@@ -500,10 +520,13 @@ def test_a_password_survives_no_space_quote_or_tab_in_the_user_information(
     """Whatever httpx or a browser takes into a user name or password (spaces of any kind,
     quotes, a tab it drops, a colon), in prose or alone, repr'd or not: the password is
     redacted, the host stays. (A "//" with no scheme that a space follows is a comment in
-    prose, not a URL: ``// note``.)"""
+    prose, not a URL: ``// note``. A user name alone with a space is read as prose reads
+    it: what follows the space is no part of the URL, as an e-mail address is not.)"""
     if start == "//":
         before = before.lstrip(" \t\n\u00a0\u3000\u2028")
-    url = f"{start}{before}PW{after}@host.example{rest}"
+    user_info = before + "PW" + after
+    assume(":" in user_info or not re.search(r"[^\S\t\n\r]", user_info))
+    url = f"{start}{user_info}@host.example{rest}"
     for shown in (redact_urls(prose.format(url)), redact_uri(url)):
         assert "PW" not in shown, shown
         assert "host.example" in shown
