@@ -24,11 +24,11 @@ __all__ = ["hidden_parts", "redact_uri", "redact_urls", "uri_redacted"]
 #: among the slashes after it.
 _DROPPED = "\t\n\r"
 _ESCAPED = frozenset(("\\t", "\\n", "\\r"))
-_GAP = r"(?:[\t\n\r]|\\[tnr])*"
+_GAP = r"(?:[\t\n\r]|\\(?-i:[tnr]))*"
 #: "http" or "https" and its colon, as a browser reads them, tabs and line breaks dropped.
 _WEB_SCHEME = _GAP.join("http") + _GAP + f"(?:s{_GAP})?:"
 #: The slashes and backslashes after an http(s) scheme, tabs and line breaks among them.
-_SLASH_RUN = r"(?:\\[tnr]|[/\\\t\n\r])*"
+_SLASH_RUN = r"(?:\\(?-i:[tnr])|[/\\\t\n\r])*"
 #: What follows a URL's "://" in a message, up to a space or a quote. Found from the "://"
 #: whatever the scheme before it: a search from every place a scheme could start takes
 #: time quadratic in text made of many such places ("a.a.a.a..."), and the text can be

@@ -530,3 +530,20 @@ def test_a_password_survives_no_space_quote_or_tab_in_the_user_information(
     for shown in (redact_urls(prose.format(url)), redact_uri(url)):
         assert "PW" not in shown, shown
         assert "host.example" in shown
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https:\\\\me:PW@h/", "https:\\\\REDACTED:REDACTED@h/"),
+        ("https:\\Rme:PW@h/", "https:\\REDACTED:REDACTED@h/"),
+        ("HTTPS://\\Tok:PW@h/", "HTTPS://\\REDACTED:REDACTED@h/"),
+        ("ht\\ttps:/\\t/me:PW@h/", "ht\\ttps:/\\t/REDACTED:REDACTED@h/"),
+    ],
+)
+def test_only_what_repr_writes_for_a_tab_or_line_break_is_skipped(url: str, shown: str) -> None:
+    """``\\t``, ``\\n`` and ``\\r`` are what ``repr`` writes for what a browser drops; a
+    backslash before a capital letter is a slash and a user name's first letter, which
+    is redacted with the rest (``https:\\\\me`` gave ``https:\\\\RREDACTED``)."""
+    assert redact_urls(f"at {url} failed") == f"at {shown} failed"
+    assert redact_uri(url) == shown
