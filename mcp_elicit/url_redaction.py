@@ -16,7 +16,7 @@ import re
 
 from mcp_elicit.inert_text import inert
 
-__all__ = ["hidden_parts", "redact_uri", "redact_urls", "uri_redacted"]
+__all__ = ["hidden_parts", "redact_uri", "redact_urls", "redact_word", "uri_redacted"]
 
 #: What a browser drops wherever it is in a URL: a tab or a line break (``ht\ttps:``,
 #: ``https:/\t/``), also as ``repr`` writes it in a message (``ht\\ttps:``), which a
@@ -68,6 +68,8 @@ _WEB_START = re.compile(rf"(?i)[\x00-\x20]*{_WEB_SCHEME}{_SLASH_RUN}")
 #: Spaces and control characters a browser drops before a URI (``\t//h``).
 _LEADING = "".join(map(chr, range(0x21)))
 _SLASHES = re.compile(_SLASH_RUN)
+#: What ends a URL's run in prose besides a tab or line break (which a browser drops).
+_RUN_ENDS = re.compile(r"[^\S\t\n\r]|['\"]")
 #: The characters of a scheme besides letters and digits (``svn+ssh``).
 _SCHEME_MARKS = frozenset("+.-")
 
@@ -105,6 +107,21 @@ def redact_urls(text: str) -> str:
     if "//" in text:
         text = _NO_SCHEME.sub(_no_scheme_redacted, text)
     return text
+
+
+def redact_word(word: str) -> str:
+    """One word of a command line (an argument, ``--db=redis://me:pw@h/0?k=a b``) as
+    :func:`redact_urls` shows a URL in it, read as one word: a space or a quote in it
+    ends no URL's query or fragment (prose's would), so no part of a key is left after
+    one. A command is redacted word by word, then quoted: redacting the quoted line
+    (``'https://h/?k=a'"'"'KEY'``) left what followed a space or a quote in clear."""
+    ends = dict.fromkeys(_RUN_ENDS.findall(word))
+    free = (chr(code) for code in range(0xE000, 0xF900) if chr(code) not in word)
+    stand_ins = dict(zip(ends, free, strict=False))  # each, as a character that ends no run
+    if not ends or len(stand_ins) < len(ends):  # none, or the word holds the private use area
+        return redact_urls(word)
+    shown = redact_urls(word.translate({ord(end): stand for end, stand in stand_ins.items()}))
+    return shown.translate({ord(stand): end for end, stand in stand_ins.items()})
 
 
 def redact_uri(uri: str) -> str:

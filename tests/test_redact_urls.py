@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.telemetry_attributes import Traced, redact_uri
-from mcp_elicit.url_redaction import hidden_parts
+from mcp_elicit.url_redaction import hidden_parts, redact_word
 
 
 @pytest.mark.parametrize(
@@ -547,3 +548,22 @@ def test_only_what_repr_writes_for_a_tab_or_line_break_is_skipped(url: str, show
     is redacted with the rest (``https:\\\\me`` gave ``https:\\\\RREDACTED``)."""
     assert redact_urls(f"at {url} failed") == f"at {shown} failed"
     assert redact_uri(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("word", "shown"),
+    [
+        ("https://h/?k=a KEY", "https://h/?REDACTED"),
+        ("https://h/?k=a'KEY", "https://h/?REDACTED"),
+        ('--db=redis://me:PW@h/0?password=a "KEY"', "--db=redis://REDACTED:REDACTED@h/0?REDACTED"),
+        ("https://h/#a KEY", "https://h/#REDACTED"),
+        ("https://me x@h/p", "https://REDACTED:REDACTED@h/p"),
+        ("hello world, it's me@example.org", "hello world, it's me@example.org"),
+        ("https://h/p", "https://h/p"),
+    ],
+)
+def test_a_command_word_is_redacted_whole(word: str, shown: str) -> None:
+    """A command's argument is one word, known whole: a space or a quote in it ends no
+    URL's query there. Redacting the quoted line instead left the key past it in clear."""
+    assert redact_word(word) == shown
+    assert shlex.join(map(redact_word, ["srv", word])) == shlex.join(["srv", shown])

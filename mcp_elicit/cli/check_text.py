@@ -25,7 +25,7 @@ from mcp_elicit.cli.output import Paint, sign_in_text, write
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
 from mcp_elicit.ui.server_text import for_encoding
-from mcp_elicit.url_redaction import hidden_parts, redact_urls
+from mcp_elicit.url_redaction import hidden_parts, redact_word
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.check import CheckReport
@@ -238,7 +238,7 @@ def _call_argv(report: CheckReport, tool: str, required: tuple[str, ...]) -> lis
     target = report.target
     if target.url is not None:  # as the report names it: a key in its query is not printed
         return [shlex.quote(str(target)), *words]
-    return [*words, "--", redact_urls(shlex.join(target.command))]  # nor a URL argument's password
+    return [*words, "--", shlex.join(map(redact_word, target.command))]  # nor a URL argument's password
 
 
 def _hidden_note(target: Target) -> list[str]:
@@ -247,8 +247,7 @@ def _hidden_note(target: Target) -> list[str]:
     if target.url is not None:
         hidden = hidden_parts(target.url)
         return [f"  (in the TARGET, REDACTED hides {hidden}: write it out as you gave it)"] if hidden else []
-    joined = shlex.join(target.command)
-    if redact_urls(joined) == joined:
+    if all(redact_word(word) == word for word in target.command):
         return []
     return [
         "  (in the command, REDACTED hides the password or key of a URL among its arguments: write it out as you gave it)"

@@ -42,8 +42,9 @@ from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
-from mcp_elicit.telemetry_attributes import redact_uri, redact_urls
+from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
+from mcp_elicit.url_redaction import redact_word
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.sign_in import SignIn
@@ -78,7 +79,7 @@ class Target:
     def __str__(self) -> str:
         """How messages and reports name the TARGET: a URL without its user name and
         password, query or fragment (where keys travel); ``url`` is what is requested."""
-        return redact_uri(self.url) if self.url is not None else redact_urls(shlex.join(self.command))
+        return redact_uri(self.url) if self.url is not None else shlex.join(map(redact_word, self.command))
 
     def unechoed(self, text: str) -> str:
         """``text``, a message to print, with each ``--header`` value it repeats (and the
@@ -102,7 +103,7 @@ class Target:
     def to_json(self) -> dict[str, Any]:
         if self.url is not None:
             return {"kind": "http", "url": str(self), "headers": [name for name, _ in self.headers]}
-        return {"kind": "stdio", "command": [redact_urls(word) for word in self.command]}  # no URL's password
+        return {"kind": "stdio", "command": [redact_word(word) for word in self.command]}  # no URL's password
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -185,7 +186,7 @@ def _left_out(word: str, then: Sequence[str], stdio_usage: str) -> str:
     asks for (a tool's name, a URI), not a command to start, and the server goes first as
     a URL or last after ``--``."""
     command = stdio_usage.split()[0]
-    word = redact_urls(word)  # a URI's password or key (s3://KEY:SECRET@...) shown as any URL is
+    word = redact_word(word)  # a URI's password or key (s3://KEY:SECRET@...) shown as any URL is
     asked = shlex.quote(word) + (" ..." if then else "")
     return (
         f"no server given ({word!r} is not an http(s):// URL, and nothing follows --): give its URL "

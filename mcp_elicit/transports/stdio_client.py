@@ -73,7 +73,7 @@ from mcp_elicit.log_labels import message_label, peer_text, request_where
 from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, dropped_late, echoed
 from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
-from mcp_elicit.url_redaction import redact_urls
+from mcp_elicit.url_redaction import redact_urls, redact_word
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -153,7 +153,7 @@ class StdioTransport:
 
     @property
     def where(self) -> str:
-        return redact_urls(shlex.join(self.command))  # a URL among its arguments: no password
+        return shlex.join(map(redact_word, self.command))  # a URL among its arguments: no password
 
     @property
     def network(self) -> Mapping[str, str | int]:

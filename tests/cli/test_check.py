@@ -81,6 +81,13 @@ def test_the_suggested_call_says_what_its_redacted_target_hides(
     )
     assert result.json()["target"]["command"][-1] == "postgres://REDACTED:REDACTED@db/x", result.out
     assert "PASSWORD" not in result.out + result.err
+    key = "postgres://db/x?sslpassword=one SECRET"  # a key with a space: the word is known whole
+    result = run(capsys, "check", "--", sys.executable, str(wrapper), "--db", key)
+    assert result.code == 0, result.err
+    assert "'postgres://db/x?REDACTED'" in result.out
+    assert "SECRET" not in result.out + result.err
+    result = run(capsys, "check", "--json", "--", sys.executable, str(wrapper), "--db", key)
+    assert result.json()["target"]["command"][-1] == "postgres://db/x?REDACTED", result.out
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
