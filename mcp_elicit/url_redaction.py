@@ -95,9 +95,9 @@ def redact_urls(text: str) -> str:
     quote, a tab; a space where a password's ":" stands before that "@": httpx sends
     ``https://me x:pw@h/`` with ``me x`` as its user name), as :func:`redact_uri` reads
     one URI. A URL with no path that an e-mail address follows in prose
-    (``see https://example.com or mail help@example.com``) keeps both, unless a ":" other
-    than a scheme's stands between them (``https://h:8443 or ...``): then that text is
-    redacted with the URL's user information."""
+    (``see https://example.com or mail help@example.com``) keeps both, unless a ":" that
+    neither a "/" nor a space follows stands between them (``https://h:8443 or ...``):
+    then that text is redacted with the URL's user information."""
     if "@" in text:
         text = _user_info_first(text)
     if "://" in text:
@@ -239,8 +239,8 @@ def _user_info_first(text: str) -> str:
 
 class _ProseEnds:
     """Which "@" ends a URL's user information in prose, from where it starts. Past a
-    space (where prose ends a URL's run) only if a password's ":" (one no "/" follows)
-    stands before that "@": a user name and password with a space (httpx sends
+    space (where prose ends a URL's run) only if a password's ":" (one neither a "/" nor
+    a space follows: ``https://h: failed``, prose's) stands before that "@": a user name and password with a space (httpx sends
     ``https://me x:pw@h/``) are hidden, while a URL with no path followed by an e-mail
     address (``see https://example.com or mail help@example.com``) is two things, as a
     person reads them. A user name alone with a space in it is no token or key (those
@@ -251,7 +251,9 @@ class _ProseEnds:
     def __init__(self, text: str) -> None:
         self.text = text
         self.stop = _Next(text, re.compile(r"[^\S\t\n\r]"))  # a space, but for a tab or line break
-        self.colon = _Next(text, re.compile(r":(?!/)"))  # a password's, not a scheme's
+        self.colon = _Next(
+            text, re.compile(r":(?!/|[^\S\t\n\r])")
+        )  # a password's: not a scheme's, nor prose's
         self.sign = self.sign_stop = -1  # the last "@" before the last stop asked about
 
     def last_sign(self, start: int, last: int) -> int:
