@@ -13,6 +13,7 @@ the log labels and core may all use it.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from mcp_elicit.inert_text import inert
 
@@ -262,11 +263,28 @@ class _ProseEnds:
         if last < start:
             return -1
         stop = self.stop.after(start)
-        if stop < 0 or stop > last or 0 <= self.colon.after(start) < last:
+        if stop < 0 or stop > last:
+            return last
+        if 0 <= self.colon.after(start) < last and self._short(start, last):
             return last
         if self.sign_stop != stop:  # sought once per stop: a later start is past the one before
             self.sign, self.sign_stop = self.text.rfind("@", start, stop), stop
         return self.sign if self.sign >= start else -1
+
+    def _short(self, start: int, last: int) -> bool:
+        """Whether the run from ``start`` to the "@" at ``last`` can be a user name and
+        password with spaces in them: at most :data:`_MOST_SPACED` characters and
+        :data:`_MOST_SPACES` runs of spaces. Past that it is prose (a port, then a
+        sentence that writes ``user:password@`` as advice). Read at most that far:
+        constant time, so the whole stays linear."""
+        return last - start <= _MOST_SPACED and len(_SPACES.findall(self.text, start, last)) <= _MOST_SPACES
+
+
+#: How long, and with how many runs of spaces, a user name and password with spaces in
+#: them may be (``https://my name:a pass phrase@h``); a longer run is prose.
+_MOST_SPACED: Final = 128
+_MOST_SPACES: Final = 4
+_SPACES: Final = re.compile(r"[^\S\t\n\r]+")
 
 
 class _Next:
