@@ -28,6 +28,9 @@ Rules:
   kept alive: every ``keepalive`` seconds without a write its response gets an SSE
   comment, after switching to SSE when the client accepts it, so that proxies and load
   balancers with an idle timeout do not cut it.
+* A GET without a session is 405 (``Allow: POST``), as both revisions ask; a person's
+  browser gets it as a page saying what the endpoint is and how to try it
+  (``endpoint_page``). Every 405 names the methods allowed (``Allow``).
 * POSTs are served by ``http_post``, sessions of 2025-11-25 clients by ``http_sessions``
   (``route``: the session ids name this instance, for a load balancer); responses are
   built by ``http_exchange``.
@@ -78,6 +81,7 @@ from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
+from mcp_elicit.transports.endpoint_page import endpoint_page, endpoint_url, wants_page
 from mcp_elicit.transports.host_check import HostCheck
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
@@ -259,6 +263,9 @@ class StreamableHTTP(PostRoutes):
                 await self._listen(headers, principal, receive, send)
             else:
                 await self._delete(headers, principal, send)
+        elif method == "GET" and (kind := wants_page(headers)) is not None:  # a person's browser
+            url = endpoint_url(scope, headers, self.path, self.server.url_mode.public_url)
+            await endpoint_page(kind, url)(scope, receive, send)
         elif method in ("GET", "DELETE"):
             await plain(
                 send,
