@@ -91,7 +91,7 @@ from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolat
 from mcp_elicit.log_labels import peer_text, request_label
 from mcp_elicit.wire.jsonrpc import Notification, Request
 
-__all__ = ["ServerQuestions", "SessionView"]
+__all__ = ["ServerQuestions", "SessionView", "refused_early"]
 
 log = logging.getLogger("mcp_elicit.client")
 
@@ -441,20 +441,29 @@ class ServerQuestions:
     async def refuse_early(self, request: Request) -> None:
         """Answer -32600 to a request (not a ``ping``) the server sent before the session
         was initialized: nobody is asked."""
-        log.warning(
-            "%s sent %s before the session was initialized; refused",
-            self.conn.server,
-            request_label(request.method, request.params, request.id),
-        )
-        text = (
-            f"Invalid Request: {request.method} came before the session was initialized; a server may "
-            "send only ping until it has notifications/initialized"
-        )
-        await self._respond_error(request, -32600, text)
+        await self._respond_error(request, -32600, refused_early(self.conn.server, request))
 
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)
         await self.conn.transport.send(message, self.session.headers(message))
+
+
+def refused_early(server: object, request: Request, why: str = "") -> str:
+    """Log that ``server`` sent ``request`` (not a ``ping``) before the session was
+    initialized, and give the text of the -32600 refusing it: what came, and that only
+    ``ping`` may come before ``notifications/initialized`` (``why``: the client's side of
+    it, in parentheses). ``refuse_early`` sends it, and the session does while it settles
+    the revision, before any handshake began."""
+    log.warning(
+        "%s sent %s before the session was initialized; refused",
+        server,
+        request_label(request.method, request.params, request.id),
+    )
+    said = f" ({why})" if why else ""
+    return (
+        f"Invalid Request: {request.method} came before the session was initialized{said}; a "
+        "server may send only ping until it has notifications/initialized"
+    )
 
 
 class Failed(Exception):

@@ -64,6 +64,7 @@ from mcp_elicit.client.no_response import say_more
 from mcp_elicit.client.params import given
 from mcp_elicit.client.restarts import Restarts
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
+from mcp_elicit.client.rev_2025_11_25_questions import refused_early
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Transport
@@ -83,7 +84,7 @@ from mcp_elicit.errors import (
     RequestTimeout,
     TransportError,
 )
-from mcp_elicit.log_labels import reported_on, request_label
+from mcp_elicit.log_labels import reported_on
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, Request, RequestId
@@ -92,6 +93,9 @@ from mcp_elicit.wire.versions import SUPPORTED
 __all__ = ["Client"]
 
 log = logging.getLogger("mcp_elicit.client")
+
+#: Why a request of the server's that comes before any handshake began is refused.
+_SETTLING = "the client is settling which revision to speak, as after the server started again"
 
 T = TypeVar("T")
 
@@ -278,16 +282,7 @@ class Client:
         if request.method == "ping":
             reply = self._conn.builder.result(request.id, {})
         else:
-            log.warning(
-                "%s sent %s before the session was initialized; refused",
-                self._conn.server,
-                request_label(request.method, request.params, request.id),
-            )
-            text = (
-                f"Invalid Request: {request.method} came before the session was initialized (the "
-                "client is settling which revision to speak, as after the server started again); a "
-                "server may send only ping until it has notifications/initialized"
-            )
+            text = refused_early(self._conn.server, request, _SETTLING)
             reply = self._conn.builder.error(request.id, -32600, text)
         try:
             await self.transport.send(reply, {})
