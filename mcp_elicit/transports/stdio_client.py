@@ -3,18 +3,14 @@ stdin/stdout.
 
 Rules:
 
-* Each message is one line (``wire.framing.LineFramer`` reads them; an oversized or
-  undecodable line is logged and skipped, never fatal, and fails at once the request in
-  flight it names). A line that is a request but not valid JSON-RPC (``params`` not an
-  object, say) and whose id can be read is answered -32600 Invalid Request, so the server
-  does not wait for ever; unless the client's last request was at a modern revision, whose
-  client writes no responses (``speaks_modern``). Only JSON-RPC goes to stdin.
-* Responses are routed to their exchange by id; the server's requests and notifications
-  go to the unsolicited callback (all of stdio shares one channel). The answer to a
-  request given up before it came (an exchange closed early: Ctrl-C, a cancelled call) is
-  dropped quietly, as JSON-RPC asks; the last ``stdio_exchange.ABANDONED_KEEP`` such ids are kept for
-  it. An answer to an id never sent is warned about. A request in flight read back whole
-  (``cat``) ends it: ``stdio_exchange.echoed``.
+* Each message is one line; only JSON-RPC goes to stdin. What the server writes to
+  stdout is read and routed by ``stdio_routing``: responses to their exchange by id, the
+  server's requests and notifications to the unsolicited callback (all of stdio shares one
+  channel), lines that are not JSON-RPC skipped, never fatal (a request among them whose
+  id can be read answered -32600, unless the client's last request was at a modern
+  revision: ``speaks_modern``). The answer to a request given up before it came (an
+  exchange closed early: Ctrl-C, a cancelled call) is dropped quietly, as JSON-RPC asks;
+  the last ``stdio_exchange.ABANDONED_KEEP`` such ids are kept for it.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code (or the signal
@@ -37,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import logging
 import os
 import shlex
 import signal
@@ -51,35 +46,15 @@ from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import (
-    Ended,
-    Trace,
-    Unsolicited,
-    invalid_request_reply,
-    malformed_reply,
-    message_json,
-    speaks_modern,
-    unreadable_reply,
-)
-from mcp_elicit.core.quoting import quoted
-from mcp_elicit.errors import (
-    MCPElicitError,
-    ParseError,
-    ProtocolError,
-    TransportError,
-    UnsupportedProtocolVersion,
-)
-from mcp_elicit.log_labels import message_label, peer_text, request_where
-from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, dropped_late, echoed
-from mcp_elicit.transports.stdio_noise import StdoutNoise
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
+from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError, UnsupportedProtocolVersion
+from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
+from mcp_elicit.transports.stdio_routing import StdoutRouting
 from mcp_elicit.url_redaction import redact_urls, redact_word
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
 __all__ = ["StdioTransport", "connect_stdio"]
-
-log = logging.getLogger("mcp_elicit.stdio_client")
 
 _STDERR_KEEP: Final = 64 * 1024
 #: How long, after the process exited, what it wrote last may take to be read.
@@ -120,13 +95,12 @@ class StdioTransport:
     def _fresh(self) -> None:
         """The state of one process: set anew by each ``open``, so that nothing of the
         last one (its end, its stderr, its requests) is taken for the new one's."""
-        self._framer = LineFramer(self._max_line)
-        self._noise = StdoutNoise(self.where, log)
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[jsonrpc.RequestId, Pending] = {}
         #: Requests given up before their answer came, oldest first (a dict as an ordered set).
         self._abandoned: dict[jsonrpc.RequestId, None] = {}
-        self._unsolicited: Unsolicited | None = None
+        #: What the process writes to stdout, read and routed (its requests, its noise...).
+        self._stdout = StdoutRouting(self, self._max_line, self._pending, self._abandoned, self._put)
         self._tasks: list[asyncio.Task[None]] = []
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
@@ -142,8 +116,6 @@ class StdioTransport:
         #: ``aclose`` began: the server's end that follows is ours, not its own.
         self._closing = False
         self._stderr_reading: asyncio.Task[None] | None = None
-        #: The last request went at a modern revision: the server's requests get no answer.
-        self._modern = False
         #: Opened and not closed yet.
         self._running = False
 
@@ -168,11 +140,11 @@ class StdioTransport:
 
     def stdout_noise(self) -> str:
         """What it wrote to stdout that is not JSON-RPC, as ``stdio_noise`` says; "" if nothing."""
-        return self._noise.note()
+        return self._stdout.noise.note()
 
     @property
     def stdout_noise_count(self) -> int:
-        return self._noise.count
+        return self._stdout.noise.count
 
     async def open(self, unsolicited: Unsolicited) -> None:
         """Start the server process: a new one after ``aclose``. A close while it starts
@@ -184,7 +156,7 @@ class StdioTransport:
             )
         self._fresh()
         self._running = True
-        self._unsolicited = unsolicited
+        self._stdout.unsolicited = unsolicited
         closed = self._ended  # set by a close meanwhile (nothing else sets it before the process)
         loop = asyncio.get_running_loop()
         try:
@@ -247,7 +219,7 @@ class StdioTransport:
         """The request is queued, not waited for: a server that stops reading its input
         leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
-        self._modern = speaks_modern(message)
+        self._stdout.modern = speaks_modern(message)
         queue = Pending(message)
         self._pending[rid] = queue
         exchange = StdioExchange(self._pending, self._abandoned, rid, queue)
@@ -289,73 +261,8 @@ class StdioTransport:
         assert self._proc is not None
         stdout = self._proc.stdout
         assert stdout is not None
-        while True:
-            chunk = await stdout.read(65536)
-            for line in self._framer.feed(chunk) if chunk else self._framer.finish():
-                if isinstance(line, Oversized):
-                    self._oversized(line)
-                    continue
-                await self._route(line)
-            if not chunk:
-                break
+        await self._stdout.read(stdout)
         await self._exited()
-
-    def _oversized(self, line: Oversized) -> None:
-        """A line over the limit is skipped; when it starts with the id of a request in
-        flight, that request fails now (not at its timeout)."""
-        rid = leading_id(line.head)
-        pending = self._pending.get(rid) if rid is not None else None
-        if pending is None:
-            log.warning("%s wrote a %d-byte line, over the limit; skipped", self.where, line.size)
-            return
-        pending.put_nowait(
-            Ended(
-                reason=f"{self.where} sent a response of {line.size} bytes, over this client's limit of "
-                f"{self._framer.max_line} bytes (StdioTransport's max_line)"
-            )
-        )
-
-    async def _route(self, line: bytes) -> None:
-        try:
-            message = jsonrpc.decode(line)
-        except ProtocolError as exc:
-            pending = self._pending.get(exc.request_id) if exc.request_id is not None else None
-            ended = malformed_reply(exc, self.where) if pending is not None else None
-            if pending is not None and ended is not None:
-                pending.put_nowait(ended)  # the request fails now, not at its timeout
-                return
-            if isinstance(exc, ParseError):  # not JSON: the id it begins with, as for an oversized line
-                rid = leading_id(line)
-                if rid is not None and (pending := self._pending.get(rid)) is not None:
-                    pending.put_nowait(unreadable_reply(rid, exc, self.where))
-                    return
-            self._noise.line(line, exc)
-            reply = None if self._modern else invalid_request_reply(exc)
-            if reply is not None:  # a request we cannot read, but can answer: it gets -32600
-                with contextlib.suppress(TransportError):  # gone: the exit says so
-                    self._put(reply)
-            return
-        if self.trace is not None:
-            self.trace("receive", message_json(message))
-        if echoed(line, message, self._pending, self.where):  # cat: no server, its request unanswered
-            return
-        if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
-            queue = self._pending.get(message.id) if message.id is not None else None
-            if queue is None and message.id is None and len(self._pending) == 1:
-                # an error about a request whose id the server could not read: with one
-                # request in flight, it is that one's (with more, nobody can tell whose)
-                (queue,) = self._pending.values()
-            if queue is not None:
-                queue.put_nowait(message)
-            elif not dropped_late(self._abandoned, message.id, self.where):
-                said = peer_text(quoted(message_json(message)))  # the server's: cut, inert
-                log.warning("%s answered an unknown %s: %s", self.where, request_where(message.id), said)
-            return
-        if self._unsolicited is not None:
-            try:
-                await self._unsolicited(message)
-            except Exception:
-                log.exception("handling %s from %s failed", message_label(message), self.where)
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
