@@ -320,14 +320,15 @@ class RedisStore:
             raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
         except aioredis.RedisError as exc:
             text = str(exc)
+            said = text.rstrip().removesuffix(".")  # redis-py's sentence, then ours: one stop
             if _caused_by(exc, ConnectionRefusedError):
-                text += "; nothing accepts connections there: is Redis running at that address?"
+                text = said + "; nothing accepts connections there: is Redis running at that address?"
             elif self._ca_file is not None and _caused_by(
                 exc, FileNotFoundError, PermissionError, IsADirectoryError
             ):
-                text += f"; ssl_ca_certs cannot be read: {self._ca_file!r}"  # ssl names no file
+                text = said + f"; ssl_ca_certs cannot be read: {self._ca_file!r}"  # ssl names no file
             elif text.startswith("this user has no permissions") or text.startswith("NOPERM"):
-                text += (  # Redis names no key: say which ones the store uses
+                text = said + (  # Redis names no key: say which ones the store uses
                     f"; this store's keys and channels start with {self.prefix}: give the user "
                     f"~{self.prefix}:* &{self.prefix}:*, or set ?prefix= to keys it may use"
                 )
@@ -341,7 +342,7 @@ class RedisStore:
                 )
             elif self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
                 # a plain Redis takes the TLS hello for a command and never answers as TLS does
-                text += "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"
+                text = said + "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"
             raise _renamed(exc, f"Redis store {self.url}: {text}") from exc
         except _GARBLED as exc:  # redis-py choking on a reply no Redis sends
             raise aioredis.InvalidResponse(

@@ -30,6 +30,22 @@ async def test_start_checks_a_configured_store() -> None:
     await Server("s", store=MemoryStore()).start()  # a working one passes
 
 
+async def test_a_store_nothing_answers_for_says_so_in_one_sentence() -> None:
+    pytest.importorskip("redis")
+    from support.procs import free_port
+
+    port = free_port()
+    server = Server("s", store=f"redis://127.0.0.1:{port}/0")
+    with pytest.raises(ConfigError) as refused:
+        await server.start()
+    said = str(refused.value)
+    assert said.startswith(f"the URL-mode store redis://127.0.0.1:{port}/0 cannot be used: Error "), said
+    assert f" connecting to 127.0.0.1:{port}. " in said, said  # redis-py's words, as they are
+    hint = "; nothing accepts connections there: is Redis running at that address?"
+    assert said.endswith(hint), said
+    assert not said.removesuffix(hint).endswith("."), said  # redis-py's final stop: dropped
+
+
 async def test_start_refuses_a_store_that_can_be_read_but_not_written(redis_url: str) -> None:
     from redis.asyncio import Redis
 
