@@ -115,7 +115,8 @@ class Lifecycle:
         store or a key file that cannot be used fails it before the ``lifespan`` is
         entered, so what that opens (a database pool) is never opened for a server that
         does not start. A start cancelled meanwhile (a stop signal while a store or the
-        lifespan does not answer) undoes it too."""
+        lifespan does not answer) undoes it too, to its end (in a task of its own, waited
+        for however often it is cancelled: a host's anyio cancel scope cancels every await)."""
         if transport is None:
             transport = _CALLING.get()
         async with self._one_at_a_time():
@@ -136,13 +137,21 @@ class Lifecycle:
             if self.url_mode.shared_store is not None:
                 self.relay.start(self.url_mode.shared_store)
         except BaseException:
-            if entered:
-                await self._lifespan.exit()
-            if not self._starts:  # what the store check opened, unless a running start uses it
-                await self.url_mode.close()
+            # to its end, even where every await is cancelled (a host's anyio cancel scope)
+            await _to_its_end(self._undo_start(entered=entered))
             raise
         self._starts[transport] += 1
         self.url_mode.serving = True
+
+    async def _undo_start(self, *, entered: bool) -> None:
+        """What a start that failed or was cancelled undoes: its share of the ``lifespan``,
+        then what the store check opened, unless a running start uses it."""
+        try:
+            if entered:
+                await self._lifespan.exit()
+        finally:
+            if not self._starts:
+                await self.url_mode.close()
 
     async def stop(self, *, transport: object = None) -> None:
         """What a transport awaits once it stops serving: the sessions it opened and the
@@ -288,6 +297,17 @@ async def _call_for(method: Callable[..., Awaitable[None]], transport: object) -
         await method()
     finally:
         _CALLING.reset(named)
+
+
+async def _to_its_end(work: Awaitable[None]) -> None:
+    """Run ``work`` in a task of its own and wait for its end, however often the caller is
+    cancelled meanwhile (an anyio cancel scope cancels every await, not only the first);
+    what it raised is raised then (a cancellation of the caller's is its own to raise)."""
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+    task.result()
 
 
 def _log_failure(release: asyncio.Task[None]) -> None:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcp_elicit import Context, Form, Integer, KeyRing, Server
@@ -246,6 +247,18 @@ async def test_a_start_cancelled_while_it_checks_the_store_closes_it(tmp_path: P
     start.cancel()
     with pytest.raises(asyncio.CancelledError):
         await start
+    assert sqlite_threads() == before
+
+
+async def test_a_start_cancelled_in_a_cancel_scope_closes_the_store_to_its_end(tmp_path: Path) -> None:
+    # a host's anyio cancel scope cancels every await of the start's undoing, not only the
+    # first: the store the check opened is closed all the same before the start raises
+    before = sqlite_threads()
+    app = Server("checking", store=f"sqlite:///{tmp_path / 'state.db'}")
+    with anyio.CancelScope() as scope:
+        asyncio.get_running_loop().call_soon(scope.cancel)  # once the check waits on the store
+        await app.start()
+    assert scope.cancelled_caught
     assert sqlite_threads() == before
 
 
