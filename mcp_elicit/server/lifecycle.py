@@ -41,6 +41,11 @@ Rules:
   :func:`stop_for`, which name the transport to ``Lifecycle.start``/``stop`` another way.
   One overriding ``open_session`` so keeps working too: the transports call it through
   :func:`open_session_for`, which tags the session it returns with the transport.
+* A server's starts belong to the event loop they were made on. One whose loop ended
+  with starts held (a test that failed part way, an ``asyncio.run`` that ended without
+  the stop) lets go of what that loop held at its next start, stop or ``begin_stop`` on
+  another loop, and starts there as the first time; one whose loop still runs, on
+  another thread, refuses them with a ``RuntimeError`` (``server/left_loops.py``).
 * Nothing here runs per request: a transport is named once per session, per
   subscription, per start and per stop.
 """
@@ -56,6 +61,7 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from mcp_elicit.server.left_loops import drop, ended, let_go_of_package
 from mcp_elicit.server.lifespan import Lifespan
 from mcp_elicit.stores.base import Store
 
@@ -81,6 +87,7 @@ class Lifecycle:
     """How a ``Server`` starts and stops for each transport serving it (a mixin: the
     server sets the attributes)."""
 
+    name: str
     url_mode: UrlMode
     tasks: Tasks
     relay: Relay
@@ -98,6 +105,8 @@ class Lifecycle:
     #: The stops' releases under way (each in a task of its own, which a cancelled stop
     #: leaves running).
     _releases: set[asyncio.Task[None]]
+    #: The event loop the starts are held on (the last start's).
+    _loop: asyncio.AbstractEventLoop | None = None
 
     if TYPE_CHECKING:
 
@@ -116,9 +125,15 @@ class Lifecycle:
         entered, so what that opens (a database pool) is never opened for a server that
         does not start. A start cancelled meanwhile (a stop signal while a store or the
         lifespan does not answer) undoes it too, to its end (in a task of its own, waited
-        for however often it is cancelled: a host's anyio cancel scope cancels every await)."""
+        for however often it is cancelled: a host's anyio cancel scope cancels every await).
+        On another event loop than the one holding its starts, see ``server/left_loops.py``."""
         if transport is None:
             transport = _CALLING.get()
+        if self._left_behind():  # what the stores held there is closed here, before the check
+            try:
+                await self.url_mode.close()
+            except Exception as exc:  # what a loop that ended held: dropped
+                log.debug("a store its ended event loop held could not be closed: %r", exc)
         async with self._one_at_a_time():
             await self._start(transport)
         self._begun.discard(transport)  # it serves again
@@ -141,6 +156,7 @@ class Lifecycle:
             await _to_its_end(self._undo_start(entered=entered))
             raise
         self._starts[transport] += 1
+        self._loop = asyncio.get_running_loop()
         self.url_mode.serving = True
 
     async def _undo_start(self, *, entered: bool) -> None:
@@ -168,6 +184,7 @@ class Lifecycle:
         stores, the ``lifespan``); a start coming meanwhile waits for it."""
         if transport is None:
             transport = _CALLING.get()
+        self._left_behind()  # then nothing is held: the release closes the stores
         held = self._starts[transport] > 0
         if held:  # a stop with no start of its own (twice, or a start that failed) holds nothing
             self._starts[transport] -= 1
@@ -214,6 +231,7 @@ class Lifecycle:
         round (state only: the client retries elsewhere). A transport whose begin_stop came
         counts as stopping already: when the last of those holding a start begins to stop,
         or the last not stopping stops, what is done here when alone is done then."""
+        self._left_behind()
         if self._starts[transport]:
             self._begun.add(transport)
         if all(holder is transport or holder in self._begun for holder in self._starts):
@@ -228,6 +246,31 @@ class Lifecycle:
         self._end_own(transport, last=True)
         self.url_mode.stop_waiting()
         self.tasks.stop()
+
+    def _left_behind(self) -> bool:
+        """Whether the starts held (or a stop's release under way) belong to an event loop
+        that ended: then what it held is let go of, as a stop would have, but for the
+        stores, closed after (``server/left_loops.py``). ``RuntimeError`` when that loop
+        still runs."""
+        if not (self._starts or self._releases) or not ended(self._loop, self.name):
+            return False
+        loop, self._loop, self._order = self._loop, None, None
+        for release in self._releases:
+            drop(release)
+        self._releases.clear()
+        self._starts.clear()
+        self._begun.clear()
+        self.url_mode.serving = False
+        self.relay.abandon()
+        self.subscriptions.forget_all()
+        for session in self.sessions.live():
+            with contextlib.suppress(RuntimeError):  # a future of the closed loop: dropped
+                self.sessions.close(session.id)
+        self.tasks.abandon()
+        self._lifespan.abandon(loop)
+        if loop is not None:
+            let_go_of_package(loop)  # the requests it was serving too, once it is closed
+        return True
 
     def _one_at_a_time(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()

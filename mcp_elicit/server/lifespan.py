@@ -26,6 +26,10 @@ Rules:
   without ``lifespan=`` it is always None.
 * It is this process's alone: another instance behind the same URL (where a 2026-07-28
   retry or a task's ``tasks/get`` may land) runs its own.
+* It belongs to the event loop it was entered on. Held there when that loop ended (a test
+  that failed, an ``asyncio.run`` that ended without the server's stop), a holder on
+  another loop lets go of it quietly and enters it anew (``server/left_loops.py``); one
+  coming while that loop still runs, on another thread, is a ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeAlias, cast
 
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.left_loops import drop, ended
 
 __all__ = ["HasLifespan", "Lifespan", "LifespanFunction"]
 
@@ -70,6 +75,8 @@ class Lifespan:
         self._manager: _Runner | None = None
         #: Serialises entering and exiting; one per event loop (a lock binds to its loop).
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        #: The event loop its holders hold it on.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     @property
     def running(self) -> bool:
@@ -97,11 +104,26 @@ class Lifespan:
 
     async def enter(self) -> Any:
         """Hold it: entered now unless it already runs. Its value."""
+        if self._holders > 0 and ended(self._loop, self._name):  # held on a loop that ended
+            self.abandon()
         async with self._guard():
-            if self._holders == 0 and self.function is not None:
-                await self._open(self.function)
+            if self._holders == 0:
+                if self.function is not None:
+                    await self._open(self.function)
+                self._loop = asyncio.get_running_loop()
             self._holders += 1
             return self._value
+
+    def abandon(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """The event loop its holders held it on (``loop``, if given) ended: nobody holds it
+        now, and what it yielded is gone; its task, if that loop left it pending, is let go
+        of (see ``server/left_loops.py``). The next holder enters it anew."""
+        if loop is not None and self._loop is not loop:  # entered again since, elsewhere
+            return
+        runner, self._manager, self._value = self._manager, None, None
+        self._holders, self._lock, self._loop = 0, None, None
+        if runner is not None:
+            drop(runner.task)
 
     async def exit(self) -> None:
         """Let go: exited now when this was its last holder (nothing when none holds it)."""

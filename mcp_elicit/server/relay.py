@@ -81,6 +81,7 @@ from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
 from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailable
 from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server import step_notices
+from mcp_elicit.server.left_loops import drop
 from mcp_elicit.server.relay_outages import outages
 from mcp_elicit.server.task_mirror import MAX_STATE, RENEW_EVERY, TASKS, binding, kept_for
 from mcp_elicit.stores.base import Store, backend_errors
@@ -186,6 +187,20 @@ class Relay:
         self._store = self.listening = self._wake = self._progress = None
         self._dirty.clear()
         self._unwritten.clear()
+
+    def abandon(self) -> None:
+        """Its event loop ended without :meth:`stop`: its tasks are let go of there
+        (``server/left_loops.py``) and what it had not written is forgotten; :meth:`start`
+        begins anew on another loop."""
+        for job in (self._task, self._writer, *self._sends, *self._reads):
+            drop(job)
+        self._task = self._writer = self._loop = None
+        self._sends.clear()
+        self._reads.clear()
+        self._store = self.listening = self._wake = self._progress = None
+        self._dirty.clear()
+        self._unwritten.clear()
+        self._wrote = self._queued
 
     def publish(self, uri: str) -> None:
         """Tell the other instances, without waiting (from any thread); nothing when not

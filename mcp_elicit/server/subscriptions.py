@@ -220,6 +220,12 @@ class Subscriptions:
             if listener.transport is transport:
                 _end(listener)
 
+    def forget_all(self) -> None:
+        """Drop every subscription unanswered: the event loop that carried them ended
+        (``server/left_loops.py``), nothing can reach their clients."""
+        self._listeners.clear()
+        self._held.clear()
+
 
 def _end(listener: _Listener) -> None:
     """Queue the end of ``listener``'s subscription, after what it has not sent yet."""

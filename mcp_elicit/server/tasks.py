@@ -47,6 +47,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
     URLElicitationRequired,
 )
+from mcp_elicit.server.left_loops import drop
 from mcp_elicit.server.options import MOST_MS, share, whole
 
 __all__ = ["Running", "Tasks", "answer_task_method"]
@@ -348,6 +349,19 @@ class Tasks:
                 running.stop()  # once: a handler cancelled before is left to its cleanup
                 jobs.append(running.job)
         return jobs
+
+    def abandon(self) -> None:
+        """The event loop the handlers ran on ended without the server's stop: each task
+        still running ends cancelled, as at a stop, its handler let go of there
+        (``server/left_loops.py``), never to run again."""
+        now = self.clock()
+        for running in self._tasks.values():
+            job = running.job
+            if job is not None and not job.done():
+                running.job = None
+                if not running.record.terminal:
+                    running.record.cancel(now, "The server is shutting down")
+                drop(job)
 
     def reopen(self) -> None:
         """Start tasks again (the server starts after a stop)."""
