@@ -29,6 +29,9 @@ Rules:
   and the backend's own error otherwise (``sqlite3.Error``, ``redis.RedisError``,
   ``OSError``): ``backend_errors()`` lists them, for callers that answer them alike,
   with ``StoreUnavailable``, what the server's ``Guarded`` view of a store makes of them.
+  Of those, ``misconfigured`` picks the ones that are the store's configuration, not an
+  outage (a password missing or refused, an ACL refusal, a database number the server
+  lacks): trying again changes nothing until someone changes that.
 * Backends: ``memory://`` (one process, tests), ``sqlite:///path`` (the embedded default:
   survives restarts, one host), ``redis://host:port/db`` (several instances).
 """
@@ -43,9 +46,12 @@ from typing import Protocol
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
 
-__all__ = ["Store", "Subscription", "backend_errors", "failure_text", "shape_problem"]
+__all__ = ["Store", "Subscription", "backend_errors", "failure_text", "misconfigured", "shape_problem"]
 
 _NAMED = re.compile(r"Redis store \S+: ")
+#: What Redis answers ``SELECT`` with a database number it lacks (7: "DB index is out of
+#: range"; before: "invalid DB index").
+_NO_DATABASE = re.compile(r"(?i)\bDB index\b")
 #: What the server calls on a store (the ``Store`` protocol below).
 _METHODS = ("get", "put", "add", "take", "delete", "publish", "subscribe", "close")
 
@@ -57,6 +63,32 @@ def backend_errors() -> tuple[type[Exception], ...]:
     except ImportError:
         return (ConfigError, OSError, sqlite3.Error, StoreUnavailable)
     return (ConfigError, OSError, sqlite3.Error, StoreUnavailable, RedisError)
+
+
+def misconfigured(exc: BaseException) -> bool:
+    """Whether a backend's error (or the one behind it: ``Guarded``'s ``StoreUnavailable``)
+    is the store refusing its configuration rather than failing: Redis refusing the
+    password or user (``WRONGPASS``, ``NOAUTH``), an ACL user lacking a right
+    (``NOPERM``), a database number the server does not have. Waiting does not mend it."""
+    try:
+        from redis import exceptions
+    except ImportError:
+        return False
+    refused = tuple(
+        getattr(exceptions, name)  # AuthorizationError is not in every redis-py
+        for name in ("AuthenticationError", "AuthorizationError", "NoPermissionError")
+        if hasattr(exceptions, name)
+    )
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chains are short; never loop on a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, refused):
+            return True
+        if isinstance(seen, exceptions.ResponseError) and _NO_DATABASE.search(str(seen)):
+            return True
+        seen = seen.__cause__  # raised from it (``Guarded``, the store naming itself)
+    return False
 
 
 def failure_text(exc: BaseException) -> str:

@@ -40,9 +40,12 @@ Rules:
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
   (its URL, password hidden); a password missing or refused also says where it goes in
   the URL, a refused connection asks whether Redis runs there, a ``ssl_ca_certs`` file
-  that cannot be read is named, a key or channel an ACL
-  user may not use (``NOPERM``) names the prefix's patterns, and a ``rediss://`` that
-  cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
+  that cannot be read is named, a key or channel an ACL user may not use (``NOPERM``)
+  names the prefix's patterns, a command it may not run names every command the store
+  sends, a database number the server lacks says to give one below its ``databases``,
+  and a ``rediss://`` that cannot connect asks whether TLS is on there. Such refusals of
+  the configuration (``stores.base.misconfigured``) fail at Redis's first answer: the
+  store's connections never try a command again. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) refuses new calls at once, waits for the commands under way
   (each ends within the socket timeout; one cut by the close would leave its caller told
@@ -327,10 +330,20 @@ class RedisStore:
                 exc, FileNotFoundError, PermissionError, IsADirectoryError
             ):
                 text = said + f"; ssl_ca_certs cannot be read: {self._ca_file!r}"  # ssl names no file
-            elif text.startswith("this user has no permissions") or text.startswith("NOPERM"):
+            elif _refused_command(exc, text):
+                text = said + (  # Redis names the one command: say every one the store uses
+                    f"; the store uses {_COMMANDS}: give the user "
+                    f"{' '.join('+' + c.lower() for c in _COMMANDS.split(', '))} +@connection"
+                )
+            elif isinstance(exc, aioredis.ResponseError) and _NOPERM.match(text):
                 text = said + (  # Redis names no key: say which ones the store uses
                     f"; this store's keys and channels start with {self.prefix}: give the user "
                     f"~{self.prefix}:* &{self.prefix}:*, or set ?prefix= to keys it may use"
+                )
+            elif isinstance(exc, aioredis.ResponseError) and _NO_DATABASE.search(text):
+                text = said + (
+                    "; the server has fewer databases than that (its 'databases' setting, 16 "
+                    "unless changed): give a number below it as the URL's path, as in /0"
                 )
             elif text == "No connection available.":  # BlockingConnectionPool's wait ran out
                 cap = self._client.connection_pool.max_connections
@@ -373,6 +386,25 @@ class RedisStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
+
+
+#: The commands a store sends (besides the connection's own: HELLO, AUTH, SELECT, CLIENT).
+_COMMANDS = "GET, SET, GETDEL, DEL, PUBLISH, SUBSCRIBE, UNSUBSCRIBE, PING"
+#: An ACL refusal as redis-py words it, with or without Redis's code in front: of a key or
+#: channel (6: "this user has no permissions to access one of the keys..."; 7: "No
+#: permissions to access a key") or of a command ("... to run the 'set' command").
+_NOPERM = re.compile(
+    r"(?i)(NOPERM )?(this user has no permissions|no permissions|user \S+ has no permissions)"
+)
+_REFUSED_COMMAND = re.compile(r"(?i)permissions to run the '[^']*' command")
+#: Redis's answer to ``SELECT`` with a database number it lacks (7: "DB index is out of
+#: range"; before: "invalid DB index").
+_NO_DATABASE = re.compile(r"(?i)\bDB index\b")
+
+
+def _refused_command(exc: Exception, text: str) -> bool:
+    """Whether ``exc`` is an ACL user refused a command (not a key or channel)."""
+    return type(exc).__name__ == "NoPermissionError" and bool(_REFUSED_COMMAND.search(text))
 
 
 #: What redis-py raises, beyond its own errors, on replies no Redis sends (seen: an
