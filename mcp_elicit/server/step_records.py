@@ -1,52 +1,67 @@
 """Completions of the handlers' own URL steps, written to the store without waiting:
 ``server.complete_elicitation`` is a plain call, often made from a webhook's code, so
-the write is a task of its own (``server/url_steps.py`` reads what it wrote).
+the write runs later, on the event loop (``server/url_steps.py`` reads what it wrote).
 
 Rules:
 
+* The completions made on one event loop wait in one line, in the order they were made,
+  and one task of that loop writes them, one after another (``_Line``): while the store
+  is down one write is tried at a time, however many people finish their steps
+  meanwhile, and nothing is kept per completion but the completion itself. At most
+  ``MAX_WAITING`` wait behind the one being written; past that the oldest are dropped, a
+  warning naming them (the requests held on them are the nearest to their bound, the
+  newest have the most time left to be of use). Below it none is dropped unsaid.
 * A completion goes into the server's store while the server holds it open (it started,
-  or a request used it): the store stays open, for the server's lifetime.
+  or a request used it): the store stays open, for the server's lifetime. Which store is
+  decided when the completion is written.
 * Otherwise (a webhook's process that never starts the server, or a server stopped or
-  stopping) it goes into a store opened for the write from the configured URL, or from
+  stopping) it goes into a store opened for the writes from the configured URL, or from
   the default file when that file exists (another process of this user on this machine
   asked a step): a server that never asked one creates no file, and does not open the
-  default file as its store (that would make a key file for sealing nothing). The
-  completions under way at once on one event loop share one store per URL, opened by the
-  first, so that a burst of webhook calls uses one connection rather than one each (a
-  process's file handles are few), and closed when the last of them is written. Between
-  bursts such a process holds no connection, thread or lock on the store. A ``memory://``
-  store so opened is a fresh one, which nobody reads: that is right, as only a step asked
-  in this process (whose ask opened the server's own store) could be released by it.
+  default file as its store (that would make a key file for sealing nothing). The writes
+  of one line share one store per URL, opened by the first that needs it and closed once
+  the line is empty, so that a burst of webhook calls uses one connection rather than
+  one each (a process's file handles are few). Between bursts such a process holds no
+  connection, thread or lock on the store. A ``memory://`` store so opened is a fresh
+  one, which nobody reads: that is right, as only a step asked in this process (whose ask
+  opened the server's own store) could be released by it.
 * A webhook may call from several threads at once, each running an event loop of its own:
-  the stores opened for them are counted under a lock, and each loop opens a store of its
-  own (a store's connections belong to the loop that made them: a Redis pool waited on
-  from another loop fails, "bound to a different event loop"). ``settle`` waits for the
-  writes made on its own loop.
+  each loop has a line of its own, so stores of its own (a store's connections belong to
+  the loop that made them: a Redis pool waited on from another loop fails, "bound to a
+  different event loop"). ``settle`` writes the line of its own loop.
 * ``record`` (``complete_elicitation``) takes no lock and never waits: it may run in a
   signal handler (``signal.signal``: on the main thread, between any two bytecodes of
-  whatever runs there, this module's code holding its lock included) or in code that
-  runs while that lock is held (a finalizer the collector calls). It starts a task and
-  notes it, one dictionary item, which needs no lock; the write runs on the event loop.
-* A loop closed while writes were still under way on it (neither awaited nor cancelled)
-  never runs them on: the next completion, on any loop, lets go of them, closes the store
-  they shared (it would otherwise stay open, or be handed to a later burst on a loop it
-  does not belong to) and logs the steps they were writing, which may be lost. Each such
-  store is closed by a task of its own, counted with the writes (``settle`` waits for
+  whatever runs there, this module's code included) or in code the collector calls. It
+  appends the completion to its loop's line (one ``deque.append``, which needs no lock)
+  and has the loop make sure the line's task runs (``call_soon_threadsafe``, which also
+  wakes a loop waiting for I/O); all else happens on the loop, one step at a time.
+* A loop closed while its line was not empty (its task neither awaited nor cancelled)
+  never writes it: the next completion, on any loop, lets go of that task, closes the
+  stores the line opened and logs the steps it held, which may be lost. Each such store
+  is closed by a task of its own, counted with the lines' tasks (``settle`` waits for
   it); one whose loop is closed early in turn is handed on to the next completion, never
   left half run for the garbage collector to finish wherever it comes.
 * A store object the server was given is the server's store whatever happens, never
   closed here.
 * A failure is logged (naming the step), never raised into the caller: opening the store
-  (a URL that cannot be used, in a process that never started the server) included, so
-  nothing is opened until the write, on the event loop. A store that is down (Redis
-  restarting, say: a backend's error, not a URL that cannot be used) is tried again after
-  1, 2, 4... up to 30 seconds, for 10 minutes, each failure a warning and the write that
-  succeeds at last an info line: a completion made during an outage is recorded once the
-  store is back, rather than lost, its person asked again. ``settle`` (the server
-  stopping) waits for the writes under way; one waiting to try again tries once more at
-  once, and a failure then is given up (logged); a write cancelled on its way still
-  closes the store it opened, and one cancelled while the store was down is logged as
-  not recorded.
+  (a URL that cannot be used, in a process that never started the server) included. A
+  store that is down (Redis restarting, say: a backend's error, not a URL that cannot be
+  used) is tried again after 1, 2, 4... up to 30 seconds, each failure a warning and the
+  write that succeeds at last an info line; the completions behind it wait their turn.
+  Each is given up ``RETRY_FOR`` seconds (10 minutes) after it was made (logged), as the
+  requests held on it have given up by then.
+* A store that refuses the write for its configuration (a password missing or refused,
+  an ACL user lacking a right, a database number the server lacks:
+  ``stores.base.misconfigured``) is no outage: one error line says so, with what to fix,
+  and the line is tried again every ``RETRY_MOST`` seconds without a word more, until the
+  refusal ends (the old password added back on the Redis side, the ACL widened: the
+  completions are then written) or the completions' time is up. A server whose own URL
+  is wrong needs the right one and a restart; those it held are then lost (logged).
+* ``settle`` (the server stopping) writes its loop's line; one waiting to try again tries
+  once more at once, and a failure then gives up the whole line (logged): the store is
+  still down, and nothing waits the backoff. A line whose task is cancelled (an
+  ``asyncio.run`` ending) still closes the stores it opened, and logs each completion it
+  held as not recorded.
 """
 
 from __future__ import annotations
@@ -54,41 +69,79 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, StoreUnavailable
 from mcp_elicit.server.url_steps import StepCompletions
-from mcp_elicit.stores.base import Store, backend_errors
+from mcp_elicit.stores.base import Store, backend_errors, failure_text, misconfigured
 from mcp_elicit.stores.closed_loops import let_go
+from mcp_elicit.url_redaction import redact_urls
 
 __all__ = ["StepRecords"]
 
 log = logging.getLogger("mcp_elicit.server")
 
 #: Seconds before a completion the store did not take (it is down) is written again, doubled
-#: each time up to ``RETRY_MOST``; tried for ``RETRY_FOR`` seconds, then given up.
+#: each time up to ``RETRY_MOST``; each completion is given up ``RETRY_FOR`` seconds after
+#: it was made.
 RETRY_FIRST = 1.0
 RETRY_MOST = 30.0
 RETRY_FOR = 600.0
+#: How many completions wait at most on one event loop behind the one being written.
+MAX_WAITING = 10_000
+#: How many steps one log line names at most.
+_NAMED_MOST = 20
 
 #: What to publish once a completion is written: made at each try, a channel and a message
 #: (the relay's sealed notice, which lives for a minute: one made at the call would be
 #: refused as late by the instances reading it once an outage of the store is over).
 Told: TypeAlias = Callable[[], tuple[str, bytes]] | None
-#: What a task under way does: write the completion of a step (its id), or close a store
-#: (and its URL) that writes of a closed event loop left open.
-_Doing: TypeAlias = str | tuple[Store, str]
 
 
 @dataclass(eq=False, slots=True)
-class _Burst:
-    """A store opened for the completions under way on one event loop, and how many."""
+class _Completion:
+    elicitation_id: str
+    principal: str | None
+    told: Told
+    until: float  # the loop's time at which it is given up
 
-    steps: StepCompletions
-    writes: int = 1
+
+class _Line:
+    """The completions made on one event loop, written in order by one task of that loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        #: Appended by ``record`` wherever it runs (one step, no lock); taken on the loop.
+        self.waiting: deque[_Completion] = deque()
+        self.writing: _Completion | None = None  # taken from ``waiting``, not yet written
+        self.task: asyncio.Task[None] | None = None
+        self.opened: dict[str, StepCompletions] = {}  # stores opened for its writes, by URL
+        self.wake: asyncio.Future[None] | None = None  # its pause before trying again
+
+    def take_all(self) -> list[_Completion]:
+        """Every completion it holds, taken out of it, in order."""
+        held = [] if self.writing is None else [self.writing]
+        self.writing = None
+        while self.waiting:  # popleft, not clear: one appended meanwhile is taken too
+            held.append(self.waiting.popleft())
+        return held
+
+
+@dataclass(slots=True)
+class _Trouble:
+    """How the writes of a line have been failing since the last one that succeeded."""
+
+    delay: float = RETRY_FIRST
+    failing: bool = False
+    refused: bool = False  # by the store's configuration: said once
+
+
+#: What a task under way does: write a line, or close a store (and its URL) that a line
+#: of a closed event loop left open.
+_Doing: TypeAlias = _Line | tuple[Store, str]
 
 
 class StepRecords:
@@ -107,14 +160,11 @@ class StepRecords:
         self._own = own
         self._url = url
         self.ttl = ttl
-        # The writes (and closes) under way. Changed one item at a time, never under a lock:
-        # ``record`` runs wherever its caller is, a signal handler interrupting code that
-        # holds ``_lock`` included, which would wait for it for ever.
-        self._writing: dict[asyncio.Task[None], _Doing] = {}
-        self._lock = threading.Lock()  # guards the one below: loops on several threads use it
-        self._bursts: dict[tuple[str, asyncio.AbstractEventLoop], _Burst] = {}  # by URL and loop
-        self._pauses: set[asyncio.Future[None]] = set()  # writes waiting to try again
-        self._settling: set[asyncio.AbstractEventLoop] = set()  # loops whose writes give up
+        # Changed one item at a time, never under a lock: ``record`` runs wherever its
+        # caller is, a signal handler interrupting this module's own code included.
+        self._writing: dict[asyncio.Task[None], _Doing] = {}  # the tasks under way
+        self._lines: dict[asyncio.AbstractEventLoop, _Line] = {}
+        self._settling: set[asyncio.AbstractEventLoop] = set()  # loops whose lines give up
         #: A store that is down (not a URL that cannot be used): its write is tried again.
         self._down = tuple(kind for kind in backend_errors() if not issubclass(kind, ConfigError))
 
@@ -125,9 +175,7 @@ class StepRecords:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        steps = self._own()
-        url = None if steps is not None else self._url()
-        if steps is None and url is None:
+        if self._own() is None and self._url() is None:
             return
         if loop is None:
             log.warning(
@@ -136,156 +184,259 @@ class StepRecords:
                 elicitation_id[:64],
             )
             return
-        self._start(
-            loop.create_task(self._write(steps, url, elicitation_id, principal, told)), elicitation_id
-        )
+        line = self._lines.get(loop) or self._lines.setdefault(loop, _Line(loop))
+        line.waiting.append(_Completion(elicitation_id, principal, told, loop.time() + RETRY_FOR))
+        loop.call_soon_threadsafe(self._run, line)
+
+    async def settle(self) -> None:
+        """Write the line of this event loop (each store it opened closed after), and wait for
+        the closes of stores that closed loops left. A line waiting to try again (the store
+        is down) tries once more at once, and gives up if that fails too."""
+        loop = asyncio.get_running_loop()
+        self._settling.add(loop)
+        try:
+            while True:
+                line = self._lines.get(loop)
+                if line is not None:
+                    if line.wake is not None and not line.wake.done():
+                        line.wake.set_result(None)
+                    self._run(line)  # what ``record`` asked for, if the loop has not run it yet
+                mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
+                if mine:
+                    await asyncio.wait(mine)
+                elif not _holds(self._lines.get(loop)):  # else one made meanwhile: its turn
+                    return
+        finally:
+            self._settling.discard(loop)
+
+    def _run(self, line: _Line) -> None:
+        """On the line's loop: drop what waits past the bound, and make sure its task runs."""
+        excess = len(line.waiting) - MAX_WAITING
+        if excess > 0:
+            dropped = [line.waiting.popleft() for _ in range(excess)]
+            log.warning(
+                "%d completions of URL steps wait for the store already, the most kept: the oldest "
+                "are dropped, not recorded (%s): 2026-07-28 requests waiting on them go on waiting "
+                "until their bound",
+                MAX_WAITING,
+                _names(dropped),
+            )
+        if _holds(line) and (line.task is None or line.task.done()):
+            line.task = line.loop.create_task(self._drain(line))
+            self._start(line.task, line)
 
     def _start(self, task: asyncio.Task[None], doing: _Doing) -> None:
         self._writing[task] = doing  # one step, no lock (see ``__init__``)
         task.add_done_callback(self._written)
 
-    async def settle(self) -> None:
-        """Wait for the writes under way on this event loop (each closes what it opened), and
-        the closes of stores that closed loops left. A write waiting to try again (the
-        store is down) tries once more at once, and gives up if it fails again."""
-        loop = asyncio.get_running_loop()
-        self._settling.add(loop)
-        try:
-            while True:
-                for wake in list(self._pauses):  # a copy: other loops' threads change it
-                    if wake.get_loop() is loop and not wake.done():
-                        wake.set_result(None)
-                mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
-                if not mine:
-                    return
-                await asyncio.wait(mine)
-        finally:
-            self._settling.discard(loop)
-
     def _written(self, task: asyncio.Task[None]) -> None:
         self._writing.pop(task, None)
 
-    async def _write(
-        self,
-        steps: StepCompletions | None,
-        url: str | None,
-        elicitation_id: str,
-        principal: str | None,
-        told: Told,
-    ) -> None:
+    async def _drain(self, line: _Line) -> None:
+        """Write ``line``'s completions in order until it is empty, then close what it opened."""
         # Each store a closed loop left is closed by a task of its own, started here (not in
         # ``record``, run by a loop that may never run it), all at once: a loop closed
         # early in turn hands on what it had not begun to close (``_abandoned``).
-        loop = asyncio.get_running_loop()
+        loop = line.loop
         for store, where in self._abandoned():
             self._start(loop.create_task(_close(store, where)), (store, where))
-        delay, given_up, down = RETRY_FIRST, loop.time() + RETRY_FOR, False
-        while True:
-            try:
-                if down:  # the pause inside: a cancellation there is logged too
-                    await self._pause(delay)
-                    delay = min(delay * 2, RETRY_MOST)
-                notice = None if told is None else told()  # made now: see ``Told``
-                if steps is not None:
-                    await steps.complete(elicitation_id, principal, notice)
-                elif url is not None:
-                    await self._write_for_burst(url, elicitation_id, principal, notice)
-                if down:
-                    log.info("the completion of URL step %r is recorded", elicitation_id[:64])
+        trouble = _Trouble()
+        try:
+            while True:
+                if line.writing is None:
+                    if not line.waiting:
+                        await self._close_opened(line)
+                        if line.waiting:  # made while the stores closed
+                            continue
+                        return
+                    line.writing = line.waiting.popleft()
+                done = line.writing
+                try:
+                    await self._write(line, done)
+                except Exception as exc:  # any backend's failure, StoreUnavailable included
+                    pause = self._failed(line, exc, trouble)
+                    if pause is not None:
+                        await self._pause(line, pause)
+                    continue
+                line.writing = None
+                if trouble.failing:
+                    log.info(
+                        "the completion of URL step %r is recorded%s",
+                        done.elicitation_id[:64],
+                        f"; {len(line.waiting)} more follow" if line.waiting else "",
+                    )
+                    trouble = _Trouble()
+        except asyncio.CancelledError:
+            held = line.take_all()
+            if held:
+                how = "while the store was down" if trouble.failing else "before it was done"
+                _lost(held, f"the write was cancelled {how}")
+            raise
+        finally:
+            if line.opened:  # cancelled, or failed: what it opened is closed all the same
+                await self._close_opened(line)
+
+    async def _write(self, line: _Line, done: _Completion) -> None:
+        notice = None if done.told is None else done.told()  # made now: see ``Told``
+        steps = self._own()
+        if steps is None:
+            url = self._url()
+            if url is None:  # nowhere to write it any more: as when there was none
                 return
-            except asyncio.CancelledError:
-                if down:  # cut short while the store was down
-                    _lost(elicitation_id, "the write was cancelled while the store was down")
-                raise
-            except Exception as exc:  # any backend's failure, StoreUnavailable included
-                if not isinstance(exc, self._down):
-                    _lost(elicitation_id, str(exc))
-                    return
-                if loop in self._settling or loop.time() > given_up:
-                    why = "the server is stopping" if loop in self._settling else f"tried for {RETRY_FOR:g} s"
-                    _lost(elicitation_id, f"{exc}; given up: {why}")
-                    return
-                down = True
-                log.warning(
-                    "the completion of URL step %r could not be recorded in the store yet (%s); "
-                    "trying again in %.0f s",
-                    elicitation_id[:64],
-                    exc,
-                    delay,
+            steps = line.opened.get(url)
+            if steps is None:
+                from mcp_elicit.stores import open_store
+
+                steps = line.opened[url] = StepCompletions(open_store(url), ttl=self.ttl)
+        await steps.complete(done.elicitation_id, done.principal, notice)
+
+    def _failed(self, line: _Line, exc: Exception, trouble: _Trouble) -> float | None:
+        """A write of ``line`` failed: give up what is due (logged), say what happened, and
+        how long to wait before trying again (None: at once, the next one)."""
+        said = _said(exc)
+        if not isinstance(exc, self._down):  # not the store being down: this one only
+            assert line.writing is not None
+            _lost([line.writing], said)
+            line.writing = None
+            return None
+        loop = line.loop
+        if loop in self._settling:
+            _lost(line.take_all(), f"{said}; given up: the server is stopping")
+            return None
+        now, due = loop.time(), []
+        if line.writing is not None and line.writing.until <= now:
+            due.append(line.writing)
+            line.writing = None
+        while line.waiting and line.waiting[0].until <= now:  # made in order: the oldest first
+            due.append(line.waiting.popleft())
+        if due:
+            _lost(due, f"{said}; given up: tried for {RETRY_FOR:g} s")
+        if line.writing is None and not line.waiting:
+            return None
+        trouble.failing = True
+        head = line.writing or line.waiting[0]
+        behind = len(line.waiting) - (line.writing is None)
+        if misconfigured(exc):
+            if not trouble.refused:
+                trouble.refused = True
+                log.error(
+                    "the store refuses the completions of URL steps for its configuration, not for "
+                    "an outage: %s. Fix that (the password or user in the store's URL, the Redis "
+                    "user's rights, the database number): until then the completion of %s tried "
+                    "again every %g s, each given up %g s after it was made; a server whose own "
+                    "store URL is wrong must be restarted with the right one",
+                    said,
+                    _names([head]) + (f" and {behind} more are" if behind else " is"),
+                    RETRY_MOST,
+                    RETRY_FOR,
                 )
+            else:
+                log.debug(
+                    "the store still refuses the completion of URL step %r: %s",
+                    head.elicitation_id[:64],
+                    said,
+                )
+            return RETRY_MOST
+        trouble.refused = False
+        delay, trouble.delay = trouble.delay, min(trouble.delay * 2, RETRY_MOST)
+        log.warning(
+            "the completion of URL step %r could not be recorded in the store yet (%s); trying "
+            "again in %.0f s%s",
+            head.elicitation_id[:64],
+            said,
+            delay,
+            f" ({behind} more wait behind it)" if behind else "",
+        )
+        return delay
 
-    async def _pause(self, delay: float) -> None:
+    async def _pause(self, line: _Line, delay: float) -> None:
         """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""
-        wake = asyncio.get_running_loop().create_future()
-        self._pauses.add(wake)
+        wake = line.loop.create_future()
+        line.wake = wake
         try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake, delay)
+            if line.loop not in self._settling:  # else woken already: try once more at once
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake, delay)
         finally:
-            self._pauses.discard(wake)
+            line.wake = None
 
-    async def _write_for_burst(
-        self, url: str, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None
-    ) -> None:
-        key = (url, asyncio.get_running_loop())
-        with self._lock:
-            burst = self._bursts.get(key)
-            if burst is not None:
-                burst.writes += 1
-        if burst is None:  # the first of a burst on this loop, the only one to use this key
-            from mcp_elicit.stores import open_store
-
-            burst = _Burst(StepCompletions(open_store(url), ttl=self.ttl))
-            with self._lock:
-                self._bursts[key] = burst
-        try:
-            await burst.steps.complete(elicitation_id, principal, told)
-        finally:
-            if self._last(key, burst):
-                await _close(burst.steps.store, url)
-
-    def _last(self, key: tuple[str, asyncio.AbstractEventLoop], burst: _Burst) -> bool:
-        """One write of ``burst`` ended: whether it was the last, its store now to close."""
-        with self._lock:
-            burst.writes -= 1
-            if burst.writes > 0 or self._bursts.get(key) is not burst:  # else let go of, closed elsewhere
-                return False
-            del self._bursts[key]
-            return True
+    async def _close_opened(self, line: _Line) -> None:
+        """Close every store ``line`` opened, whatever a close does (a cancellation is
+        raised once they all are)."""
+        cancelled = False
+        while line.opened:
+            url, steps = line.opened.popitem()
+            try:
+                await _close(steps.store, url)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
 
     def _abandoned(self) -> list[tuple[Store, str]]:
-        """Let go of the writes of event loops closed before those writes ended, and of the
-        stores opened for them: those stores (and their URLs), to close, with those such a
-        loop was closing (closing one again waits for the close begun, if any)."""
+        """Let go of the tasks of event loops closed before those tasks ended, and of the
+        lines of those loops: the stores they opened (and their URLs), to close, with those
+        such a loop was closing (closing one again waits for the close begun, if any)."""
         dead: dict[asyncio.Task[None], _Doing] = {}
         for task in list(self._writing):
             doing = self._writing.pop(task, None) if task.get_loop().is_closed() else None
             if doing is not None:  # None: its own callback, or another loop, let go of it first
                 dead[task] = doing
-        with self._lock:
-            gone = [key for key in self._bursts if key[1].is_closed()]
-            stores = [(self._bursts.pop(key).steps.store, key[0]) for key in gone]
-        stores += [doing for doing in dead.values() if not isinstance(doing, str)]
+        stores: list[tuple[Store, str]] = []
+        held: list[_Completion] = []
+        for loop in [loop for loop in list(self._lines) if loop.is_closed()]:
+            line = self._lines.pop(loop, None)
+            if line is None:  # another loop let go of it first
+                continue
+            while line.opened:  # taken before its task is let go of: that closes nothing then
+                url, steps = line.opened.popitem()
+                stores.append((steps.store, url))
+            held += line.take_all()
+        stores += [doing for doing in dead.values() if isinstance(doing, tuple)]
         for task in dead:  # never to run on: ended here, not wherever the collector comes
             let_go(task)
-        steps = {repr(doing[:64]) for doing in dead.values() if isinstance(doing, str)}
-        if not steps:
-            return stores
-        log.warning(
-            "an event loop was closed while completions of URL steps were being written on it (%s): "
-            "they may not be recorded. Await them before closing the loop (Server.stop(), or cancel "
-            "its tasks, as asyncio.run does)",
-            ", ".join(sorted(steps)),
-        )
+        if held:
+            log.warning(
+                "an event loop was closed while completions of URL steps were being written on it "
+                "(%s): they may not be recorded. Await them before closing the loop (Server.stop(), "
+                "or cancel its tasks, as asyncio.run does)",
+                _names(held),
+            )
         return stores
 
 
-def _lost(elicitation_id: str, why: str) -> None:
+def _holds(line: _Line | None) -> bool:
+    return line is not None and (line.writing is not None or bool(line.waiting))
+
+
+def _said(exc: BaseException) -> str:
+    """What a write's failure says: the backend's own error behind the server's
+    ``StoreUnavailable`` (whose message is the client's), any URL's secrets hidden (the
+    Redis store's own name shows its user, never its password)."""
+    cause = exc.__cause__ if isinstance(exc, StoreUnavailable) and exc.__cause__ is not None else exc
+    text = str(cause) or type(cause).__name__
+    told = failure_text(cause)  # without "Redis store URL: ", which the store showed redacted
+    return text[: len(text) - len(told)] + redact_urls(told)
+
+
+def _names(completions: Iterable[_Completion]) -> str:
+    ids = [repr(done.elicitation_id[:64]) for done in completions]
+    more = len(ids) - _NAMED_MOST
+    return ", ".join(ids[:_NAMED_MOST]) + (f" and {more} more" if more > 0 else "")
+
+
+def _lost(completions: list[_Completion], why: str) -> None:
+    if not completions:
+        return
+    one = len(completions) == 1
     log.warning(
-        "the completion of URL step %r could not be recorded in the store (%s): 2026-07-28 "
-        "requests waiting on it go on waiting until their bound",
-        elicitation_id[:64],
+        "the completion%s of URL step%s %s could not be recorded in the store (%s): 2026-07-28 "
+        "requests waiting on %s go on waiting until their bound",
+        "" if one else "s",
+        "" if one else "s",
+        _names(completions),
         why,
+        "it" if one else "them",
     )
 
 

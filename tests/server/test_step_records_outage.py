@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from pathlib import Path
 
@@ -173,3 +174,85 @@ async def test_a_completion_given_up_after_its_tries_says_so(
             await app.stop()
     assert _said(caplog, "; given up: tried for 0 s)"), caplog.text
     assert not _said(caplog, "trying again"), caplog.text
+
+
+async def test_completions_made_during_an_outage_wait_in_one_bounded_line_in_order(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each completion made while Redis was down kept a task of its own, trying again on
+    its own: without bound, as many as people finished their steps. They now wait in one
+    line per event loop, written in order by one task; past ``MAX_WAITING`` the oldest
+    waiting are dropped, named in the log, and the others are written once Redis is back."""
+    monkeypatch.setattr(step_records, "RETRY_FIRST", HOURS)  # tried again when the server stops
+    monkeypatch.setattr(step_records, "MAX_WAITING", 3)
+    steps = [f"pay-{n}" for n in range(6)]
+    with redis_server(tmp_path) as redis:
+        url = f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}"
+        app = Server("shop", state_keys=KEYS, store=url)
+        await app.start()
+        stopped = False
+        try:
+            redis.proc.kill()
+            redis.proc.wait()
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                app.complete_elicitation(steps[0], "alice")
+                await eventually(
+                    lambda: _said(caplog, "could not be recorded in the store yet"), "the first write failing"
+                )
+                for step in steps[1:]:
+                    app.complete_elicitation(step, "alice")
+                await eventually(lambda: _said(caplog, "the oldest are dropped"), "the line's bound reached")
+                tasks = [task for task in app.url_mode._records._writing if not task.done()]
+                assert len(tasks) == 1, f"a task per completion: {tasks}"
+            dropped = [r.getMessage() for r in caplog.records if "the oldest are dropped" in r.getMessage()]
+            assert len(dropped) == 1 and "'pay-1', 'pay-2'" in dropped[0], dropped
+            assert not _said(caplog, "'pay-3'") and not _said(caplog, "'pay-5'"), caplog.text
+            with started_again(redis):
+                listener = open_store(url)
+                try:
+                    async with listener.subscribe(app.relay.channel) as subscription:
+                        async with hang_guard("the stop writing the completions"):
+                            await app.stop()  # wakes the line, which tries again: Redis is back
+                        stopped = True
+                        told = []
+                        while len(told) < 4:
+                            sent = orjson.loads(await subscription.next(HANG_GUARD))
+                            if "sealed" in sent:  # the relay's other messages, if any
+                                notice = step_notices.open_notice(
+                                    app.relay._mirroring(), sent["sealed"], now=time.time()
+                                )
+                                told.append(notice[0] if notice else None)
+                    reader = StepCompletions(listener, ttl=600.0)
+                    recorded = [step for step in steps if await reader.marker(step, "alice")]
+                finally:
+                    await listener.close()
+        finally:
+            if not stopped:
+                await app.stop()
+    assert told == ["pay-0", "pay-3", "pay-4", "pay-5"], "not written in the order they were made"
+    assert recorded == ["pay-0", "pay-3", "pay-4", "pay-5"], recorded
+
+
+async def test_a_server_stopped_during_an_outage_gives_up_its_whole_line_at_once_naming_each(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_records, "RETRY_FIRST", HOURS)  # the stop must not wait it out
+    with redis_server(tmp_path) as redis:
+        app = Server("shop", state_keys=KEYS, store=f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}")
+        await app.start()
+        try:
+            redis.proc.kill()
+            redis.proc.wait()
+            with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+                for step in ("pay-0", "pay-1", "pay-2"):
+                    app.complete_elicitation(step, "alice")
+                await eventually(
+                    lambda: _said(caplog, "could not be recorded in the store yet"), "the write failing"
+                )
+        finally:
+            async with hang_guard("the stop while completions wait to be written again"):
+                await app.stop()
+    given_up = [
+        r.getMessage() for r in caplog.records if "given up: the server is stopping" in r.getMessage()
+    ]
+    assert len(given_up) == 1 and "'pay-0', 'pay-1', 'pay-2'" in given_up[0], caplog.text
