@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from mcp_elicit.cli.loader import load_server
-from mcp_elicit.cli.main import _state_keys, main
+from mcp_elicit.cli.main import main
+from mcp_elicit.cli.serve import _state_keys
 from mcp_elicit.sealing import KeyRing
 
 from support.procs import free_port

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pytest
 
 from mcp_elicit import Server
-from mcp_elicit.cli.main import _configure_url_mode
+from mcp_elicit.cli.serve import _configure_url_mode
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.stores.memory import MemoryStore
