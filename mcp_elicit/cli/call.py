@@ -74,7 +74,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
-from mcp_elicit.url_redaction import uri_redacted
+from mcp_elicit.url_redaction import hidden_parts, redact_uri, uri_redacted
 from mcp_elicit.wire.meta import LOG_LEVELS
 
 __all__ = ["Recorded", "register", "run_request"]
@@ -172,7 +172,11 @@ def _main(args: argparse.Namespace) -> int:
             raise UsageError("give the server: an http(s):// URL first, or -- and its command last")
         later = next((word for word in words[1:] if _is_url(word)), None)
         if not _is_url(words[0]) and later is not None:
-            raise UsageError(f"the URL comes first: mcp-elicit {args.command} {later} {words[0]} ...")
+            hidden = hidden_parts(later)  # its password or key shown REDACTED, as every line does
+            written = f" (REDACTED hides {hidden}: write it out as you gave it)" if hidden else ""
+            raise UsageError(
+                f"the URL comes first: mcp-elicit {args.command} {redact_uri(later)} {words[0]} ...{written}"
+            )
         url: str | None = words.pop(0)
     elif words and _is_url(words[0]) and (args.command != "read" or len(words) > 1):
         url = words.pop(0)  # a URL and a command: parse_target says to give one (a read's URI may be a URL)

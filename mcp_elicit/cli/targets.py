@@ -44,7 +44,7 @@ from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
 from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
-from mcp_elicit.url_redaction import redact_word
+from mcp_elicit.url_redaction import hidden_parts, redact_word
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.sign_in import SignIn
@@ -133,7 +133,7 @@ def parse_target(
     if command is not None:
         if url is not None:
             raise UsageError(
-                f"give the server as a URL or as a command after --, not both ({url!r} and a command)"
+                f"give the server as a URL or as a command after --, not both ({redact_uri(url)!r} and a command)"
             )
         if not command:
             raise UsageError("nothing after --: give the server command, e.g. -- mcp-elicit serve app.py")
@@ -157,26 +157,29 @@ def parse_target(
     if parts.scheme in ("http", "https") and not parts.hostname:
         raise UsageError(f"{redact_uri(url)!r} names no host; give it as http(s)://HOST:PORT/PATH")
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        shown = redact_uri(url)  # a key in a query (host:8000/mcp?token=...), a password
         if url.endswith(".py"):  # a server file: say how to run it, not to run it bare
             raise UsageError(
-                f"{url!r} is not an http(s):// URL; to start the server it defines over stdio, put the "
-                f"command after --: mcp-elicit {stdio_usage} mcp-elicit serve {url} (an mcp_elicit "
-                f"Server), or mcp-elicit {stdio_usage} python {url} (a script that runs its own server)"
+                f"{shown!r} is not an http(s):// URL; to start the server it defines over stdio, put the "
+                f"command after --: mcp-elicit {stdio_usage} mcp-elicit serve {shown} (an mcp_elicit "
+                f"Server), or mcp-elicit {stdio_usage} python {shown} (a script that runs its own server)"
             )
         meant = _meant_url(url)
         if meant is not None:  # an address, not a command: running it would not help
+            typed, suggested, hidden = _meant_shown(url, meant)
             try:
-                urlsplit(meant).port  # noqa: B018 - the URL given must not fail in its turn
+                urlsplit(meant.url).port  # noqa: B018 - the URL given must not fail in its turn
             except ValueError as exc:
                 raise UsageError(
-                    f"{url!r} is not a valid address ({exc}); give it as http(s)://HOST:PORT/PATH"
+                    f"{typed!r} is not a valid address ({exc}); give it as http(s)://HOST:PORT/PATH"
                 ) from None
-            raise UsageError(f"{url!r} is not an http(s):// URL; give it as {meant}")
+            written = f" (REDACTED hides {hidden}: write it out as you gave it)" if hidden else ""
+            raise UsageError(f"{typed!r} is not an http(s):// URL; give it as {suggested}{written}")
         if then is not None and (not then or "=" in then[0]) and url.isprintable():
             raise UsageError(_left_out(url, then, stdio_usage))
         raise UsageError(
-            f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
-            f" (e.g. mcp-elicit {stdio_usage} {url} ...)"
+            f"{shown!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
+            f" (e.g. mcp-elicit {stdio_usage} {shown} ...)"
         )
     return Target(url=url, headers=tuple(_header(h) for h in headers))
 
@@ -195,7 +198,20 @@ def _left_out(word: str, then: Sequence[str], stdio_usage: str) -> str:
     )
 
 
-def _meant_url(word: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class _Meant:
+    """The http(s):// URL a word stands for: ``scheme`` (``https://``) and ``rest``, the
+    word's own end after what it has in place of that scheme (all of it for an address)."""
+
+    scheme: str
+    rest: str
+
+    @property
+    def url(self) -> str:
+        return self.scheme + self.rest
+
+
+def _meant_url(word: str) -> _Meant | None:
     """The http(s):// URL ``word`` stands for when it is an address, not a command: a
     ``HOST:PORT[/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
     typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443 (which
@@ -206,7 +222,7 @@ def _meant_url(word: str) -> str | None:
     if not sep and _NO_COLON.fullmatch(word.partition("//")[0]):
         scheme, sep, rest = word.partition("//")
         if scheme.lower() in ("http", "https"):
-            return f"{scheme.lower()}://{rest}" if rest else None
+            return _Meant(f"{scheme.lower()}://", rest) if rest else None
     if sep:
         scheme = scheme.lower()
         meant = {"ws": "http", "wss": "https"}.get(scheme) or next(
@@ -214,11 +230,21 @@ def _meant_url(word: str) -> str | None:
         )
         if meant is None or not rest:
             return None
-        return f"{'https' if _port(rest) == 443 else meant}://{rest}"
+        return _Meant(f"{'https' if _port(rest) == 443 else meant}://", rest)
     address = _ADDRESS.fullmatch(word)
     if address is None:
         return None
-    return f"{'https' if address.group('port') == '443' else 'http'}://{word}"
+    return _Meant(f"{'https' if address.group('port') == '443' else 'http'}://", word)
+
+
+def _meant_shown(word: str, meant: _Meant) -> tuple[str, str, str]:
+    """``word`` and the URL it stands for as a message shows them, with the same parts
+    ``REDACTED`` in both (a password after a typo'd scheme, ``htps://me:pw@h``, is one
+    ``redact_uri`` finds only once the scheme is right), and what those parts are
+    (``url_redaction.hidden_parts``; "" for none)."""
+    suggested = redact_uri(meant.url)
+    typed = word[: len(word) - len(meant.rest)] + suggested[len(meant.scheme) :]
+    return typed, suggested, hidden_parts(meant.url)
 
 
 def _port(rest: str) -> int | None:

@@ -42,6 +42,11 @@ from support.procs import ROOT, free_port
             ["read", "bookings://restaurants", "https://mcp.example.com/mcp"],
             "the URL comes first: mcp-elicit read https://mcp.example.com/mcp bookings://restaurants ...",
         ),
+        (  # its key shown as every line shows it, and said to be hidden
+            ["call", "list_bookings", "http://me:pw@127.0.0.1:9/mcp?key=K"],
+            "the URL comes first: mcp-elicit call http://REDACTED:REDACTED@127.0.0.1:9/mcp?REDACTED "
+            "list_bookings ... (REDACTED hides its user name and password and its query: write it out",
+        ),
         (
             ["call", "http://127.0.0.1:9/mcp", "list_bookings", "--", "x"],
             "give the server as a URL or as a command after --, not both ('http://127.0.0.1:9/mcp' and a command)",

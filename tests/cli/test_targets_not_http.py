@@ -114,3 +114,88 @@ def test_a_uri_given_without_its_server_is_shown_without_its_password_or_key(
     assert done.code == 2
     assert "no server given ('s3://REDACTED:REDACTED@bucket/key?REDACTED' is not" in done.err, done.err
     assert "SECRET" not in done.err and "TOKEN" not in done.err, done.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "typed", "meant", "hidden"),
+    [
+        (
+            ["check", "htps://me:SECRET@mcp.example.com/mcp"],
+            "htps://REDACTED:REDACTED@mcp.example.com/mcp",
+            "https://REDACTED:REDACTED@mcp.example.com/mcp",
+            "its user name and password",
+        ),
+        (
+            ["check", "ws://u:SECRET@localhost:443"],
+            "ws://REDACTED:REDACTED@localhost:443",
+            "https://REDACTED:REDACTED@localhost:443",
+            "its user name and password",
+        ),
+        (
+            ["check", "localhost:8000/mcp?token=SECRET"],
+            "localhost:8000/mcp?REDACTED",
+            "http://localhost:8000/mcp?REDACTED",
+            "its query",
+        ),
+        (
+            ["call", "http//me:SECRET@localhost:8000/mcp?k=SECRET", "book_table"],
+            "http//REDACTED:REDACTED@localhost:8000/mcp?REDACTED",
+            "http://REDACTED:REDACTED@localhost:8000/mcp?REDACTED",
+            "its user name and password and its query",
+        ),
+    ],
+)
+def test_an_address_with_a_password_or_key_is_given_back_redacted(
+    capsys: pytest.CaptureFixture[str], argv: list[str], typed: str, meant: str, hidden: str
+) -> None:
+    """The address as typed and the URL to type instead both hide the same parts, and the
+    message says which, to be written out as given (a redirect's hint does the same)."""
+    done = run(capsys, *argv)
+    assert done.code == 2
+    assert f"{typed!r} is not an http(s):// URL; give it as {meant}" in done.err, done.err
+    assert f"(REDACTED hides {hidden}: write it out as you gave it)" in done.err, done.err
+    assert "SECRET" not in done.out + done.err
+
+
+@pytest.mark.parametrize(
+    ("word", "shown"),
+    [
+        (
+            "htps://me:SECRET@localhost:99999/mcp",
+            "'htps://REDACTED:REDACTED@localhost:99999/mcp' is not a valid",
+        ),
+        ("localhost:99999/mcp?token=SECRET", "'localhost:99999/mcp?REDACTED' is not a valid address"),
+    ],
+)
+def test_an_address_with_a_bad_port_and_a_key_is_quoted_redacted(
+    capsys: pytest.CaptureFixture[str], word: str, shown: str
+) -> None:
+    done = run(capsys, "check", word)
+    assert done.code == 2
+    assert shown in done.err, done.err
+    assert "Port out of range 0-65535" in done.err, done.err
+    assert "SECRET" not in done.err
+
+
+@pytest.mark.parametrize(
+    ("word", "shown"),
+    [
+        ("ftp://me:SECRET@example.com/x", "ftp://REDACTED:REDACTED@example.com/x"),
+        ("s3://me:SECRET@bucket/app.py", "s3://REDACTED:REDACTED@bucket/app.py"),  # the .py hint
+        ("./server?token=SECRET", "./server?REDACTED"),
+    ],
+)
+def test_a_word_that_is_no_url_is_quoted_and_suggested_redacted(
+    capsys: pytest.CaptureFixture[str], word: str, shown: str
+) -> None:
+    done = run(capsys, "check", word)
+    assert done.code == 2
+    assert f"{shown!r} is not an http(s):// URL" in done.err, done.err
+    assert "SECRET" not in done.err
+
+
+def test_a_url_given_with_a_command_too_is_quoted_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    done = run(capsys, "check", "https://me:SECRET@h.example/mcp?k=SECRET", "--", "node", "server.js")
+    assert done.code == 2
+    assert "not both ('https://REDACTED:REDACTED@h.example/mcp?REDACTED' and a command)" in done.err, done.err
+    assert "SECRET" not in done.err
