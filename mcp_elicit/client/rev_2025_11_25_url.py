@@ -54,7 +54,7 @@ from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elic
 from mcp_elicit.core.quoting import quoted
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolError, ProtocolViolation
-from mcp_elicit.telemetry_attributes import redact_urls
+from mcp_elicit.telemetry_attributes import redact_uri, redact_urls
 
 __all__ = ["FinishedSteps", "url_required"]
 
@@ -138,7 +138,7 @@ async def url_required(
         if request.elicitation_id is None:
             raise ProtocolViolation(
                 f"{conn.server} answered {origin} with -32042 listing a URL-mode elicitation "
-                f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
+                f"without an elicitationId ({redact_uri(request.url or '')!r}); without it the client cannot learn when "
                 "the step is complete, so none was shown"
             )
     ids = [request.elicitation_id for request in requests]

@@ -165,6 +165,7 @@ def scenario(request: dict[str, Any]) -> None:
         elif sys.argv[3:] == ["without-ids"]:  # which 2025-11-25 requires
             for entry in urls:
                 del entry["elicitationId"]
+                entry["url"] += "?code=SECRET-CODE"  # a one-time code: quoted redacted
         elif len(sys.argv) > 3:  # and then a form, which -32042 may not carry
             urls.append(
                 {"mode": "form", "message": "Name?", "requestedSchema": FORM["params"]["requestedSchema"]}

@@ -220,9 +220,11 @@ async def test_a_url_elicitation_required_error_without_elicitation_ids_asks_nob
     async with hostile(["legacy-url-required", "2", "without-ids"], "2025-11-25", answerer) as (client, _):
         with pytest.raises(
             ProtocolViolation, match="-32042 listing a URL-mode elicitation without an elicitationId"
-        ):
+        ) as refused:
             await asyncio.wait_for(client.call_tool("t"), 10)
     assert answerer.used == []
+    assert "('https://example.com/0?REDACTED')" in str(refused.value)  # its one-time code not quoted
+    assert "SECRET-CODE" not in str(refused.value)
 
 
 async def test_a_url_elicitation_required_error_naming_one_id_twice_asks_nobody() -> None:
