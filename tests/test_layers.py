@@ -5,7 +5,8 @@ errors -> wire, forms, sealing -> core -> stores, streams -> server, client -> t
 beside core, for server and client alike. inert_text (a peer's text made inert for
 display) is a leaf beside errors: it imports nothing of the package, and core and the
 telemetry attributes both use it; url_redaction (a URL shown without its secrets) is one
-too, importing only inert_text. Each module is parsed with ``ast``; an import
+too, importing only inert_text, and so is command_redaction (a command line shown
+without its secrets), importing only url_redaction. Each module is parsed with ``ast``; an import
 of a layer it may not use, or of an I/O library from a sans-IO layer, fails this test
 with the file and line.
 """
@@ -20,13 +21,14 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "mcp_elicit"
 
 # What a layer may import is what the layer below it may, and that layer.
-_UNDER_CORE = {"errors", "inert_text", "url_redaction", "wire", "forms", "sealing"}
+_UNDER_CORE = {"errors", "inert_text", "url_redaction", "command_redaction", "wire", "forms", "sealing"}
 _UNDER_SERVER = _UNDER_CORE | {"core", "stores", "streams", "telemetry", "telemetry_attributes", "log_labels"}
 _UNDER_TRANSPORTS = _UNDER_SERVER | {"server", "client"}
 ALLOWED: dict[str, set[str]] = {  # each layer and the layers it may import
     "errors": set(),
     "inert_text": set(),
     "url_redaction": {"inert_text"},
+    "command_redaction": {"inert_text", "url_redaction"},
     "wire": {"errors"},
     "forms": {"errors"},
     "sealing": {"errors"},
@@ -63,7 +65,7 @@ IO_LIBRARIES = {
     "playwright",
     "webbrowser",
 }
-SANS_IO = {"errors", "inert_text", "url_redaction", "wire", "forms", "sealing", "core"}
+SANS_IO = {"errors", "inert_text", "url_redaction", "command_redaction", "wire", "forms", "sealing", "core"}
 WEB_LIBRARIES = {"starlette", "uvicorn", "httpx"}
 NEVER = {"mcp", "fastmcp"}
 

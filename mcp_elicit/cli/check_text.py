@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_elicit.cli.output import Paint, sign_in_text, write
+from mcp_elicit.command_redaction import secret_values
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
 from mcp_elicit.ui.server_text import for_encoding
@@ -238,7 +239,7 @@ def _call_argv(report: CheckReport, tool: str, required: tuple[str, ...]) -> lis
     target = report.target
     if target.url is not None:  # as the report names it: a key in its query is not printed
         return [shlex.quote(str(target)), *words]
-    return [*words, "--", shlex.join(map(redact_word, target.command))]  # nor a URL argument's password
+    return [*words, "--", str(target)]  # nor a URL argument's password, nor a --token's value
 
 
 def _hidden_note(target: Target) -> list[str]:
@@ -247,8 +248,11 @@ def _hidden_note(target: Target) -> list[str]:
     if target.url is not None:
         hidden = hidden_parts(target.url)
         return [f"  (in the TARGET, REDACTED hides {hidden}: write it out as you gave it)"] if hidden else []
-    if all(redact_word(word) == word for word in target.command):
+    hides = []
+    if any(redact_word(word) != word for word in target.command):
+        hides.append("the password or key of a URL among its arguments")
+    if secret_values(target.command):
+        hides.append("the value of an option that names a secret (a key, a token, a password)")
+    if not hides:
         return []
-    return [
-        "  (in the command, REDACTED hides the password or key of a URL among its arguments: write it out as you gave it)"
-    ]
+    return [f"  (in the command, REDACTED hides {' and '.join(hides)}: write it out as you gave it)"]

@@ -23,6 +23,7 @@ import shlex
 from typing import Final
 
 from mcp_elicit.cli.targets import Observed, Target
+from mcp_elicit.command_redaction import redact_command
 from mcp_elicit.errors import CannotConnect, CliError, RequestTimeout, ServerBrokeProtocol, TransportError
 from mcp_elicit.transports.stdio_noise import QUOTED, wrote_lines
 from mcp_elicit.ui.form_text import clean
@@ -75,17 +76,20 @@ def stdio_failure(exc: TransportError, target: Target, observed: Observed) -> Cl
             f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio? {SLOW}"
         )
     if "cannot start the server command" in text:
+        shown = redact_command(target.command)  # no URL's password, no --token's value
         program = target.command[0] if target.command else "?"
         if program.endswith(".py"):  # a Python file is not a command unless it is executable
-            rest = " ".join(target.command[1:])
+            rest = shlex.join(shown[1:])
+            program = shown[0]
             return CannotConnect(
                 f"{text}. A .py file runs through Python: -- mcp-elicit serve {program} {rest}".rstrip()
                 + f" (an mcp_elicit Server), or -- python {program} {rest}".rstrip()
                 + " (a script that runs its own server)"
             )
-        why = _cannot_run(program, exc.__context__)  # the OSError the transport raised from None
+        named = shown[0] if shown else program
+        why = _cannot_run(program, exc.__context__, named)  # the OSError the transport raised from None
         return CannotConnect(
-            f"{text}. {why or f'Is {program!r} installed and on PATH (or give its full path)?'}"
+            f"{text}. {why or f'Is {named!r} installed and on PATH (or give its full path)?'}"
         )
     return CannotConnect(f"{text}{note}{_ran_to_its_end(target, text, observed)}")
 
@@ -106,24 +110,26 @@ def _ran_to_its_end(target: Target, text: str, observed: Observed) -> str:
         or observed.stderr_tail.strip()
     ):
         return ""
-    script = shlex.quote(command[1])  # words to paste back: "my app.py" quoted, as the shell needs
+    shown = redact_command(command)[:2]  # a URL's password in a path is still not printed
+    script = shlex.quote(shown[1])  # words to paste back: "my app.py" quoted, as the shell needs
     return (
         f"\n{script} ran to its end without serving anything. If it defines an mcp_elicit Server, "
-        f"mcp-elicit serves it: give -- mcp-elicit serve {script} in place of -- {shlex.join(command[:2])}"
+        f"mcp-elicit serves it: give -- mcp-elicit serve {script} in place of -- {shlex.join(shown)}"
     )
 
 
-def _cannot_run(program: str, error: BaseException | None) -> str | None:
-    """Why a program that is there does not run; None when it may not be there at all."""
+def _cannot_run(program: str, error: BaseException | None, shown: str) -> str | None:
+    """Why a program that is there does not run, naming it as ``shown`` (redacted); None
+    when it may not be there at all."""
     if isinstance(error, IsADirectoryError) or (
         isinstance(error, PermissionError) and os.path.isdir(program)
     ):
-        return f"{program!r} is a directory, not a program."
+        return f"{shown!r} is a directory, not a program."
     if isinstance(error, PermissionError):
-        return f"{program!r} has no execute permission (chmod +x it), or run it through its interpreter."
+        return f"{shown!r} has no execute permission (chmod +x it), or run it through its interpreter."
     if isinstance(error, OSError) and error.errno == errno.ENOEXEC:
         return (
-            f"{program!r} is not a program this system can run (a script needs a #! line); "
+            f"{shown!r} is not a program this system can run (a script needs a #! line); "
             "run it through its interpreter."
         )
     return None

@@ -129,7 +129,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
         args, extra = parser.parse_known_args(words)
         left_over_by = vars(args).pop(_LEFT_OVER_BY, parser)
         if extra and (not hasattr(args, "words") or any(word.startswith("-") for word in extra)):
-            left_over_by.error(f"unrecognized arguments: {' '.join(extra)}")
+            from mcp_elicit.command_redaction import redact_command  # an --api-key=... misplaced
+
+            left_over_by.error(f"unrecognized arguments: {' '.join(redact_command(extra))}")
     except _ParseError as exc:
         if "--json" in words:
             from mcp_elicit.cli import output

@@ -41,6 +41,7 @@ from mcp_elicit.client import Answerer, Client
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
+from mcp_elicit.command_redaction import redact_command, secret_values
 from mcp_elicit.errors import UsageError
 from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
 __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_command"]
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: What a header's name looks like, unlike a token given alone (``sk-9f...``): words of
+#: letters between hyphens; only such a start of a malformed ``--header`` is quoted.
+_NAME_LIKE = re.compile(r"[A-Za-z]{1,40}(?:-[A-Za-z]{1,40}){0,4}")
 _NOISE_LOGGER = "mcp_elicit.stdio_client"
 #: HOST:PORT[/PATH] with no scheme: an address, never a command.
 #: What comes before ``//`` in a URL whose colon was left out (``http//HOST``).
@@ -78,14 +82,19 @@ class Target:
 
     def __str__(self) -> str:
         """How messages and reports name the TARGET: a URL without its user name and
-        password, query or fragment (where keys travel); ``url`` is what is requested."""
-        return redact_uri(self.url) if self.url is not None else shlex.join(map(redact_word, self.command))
+        password, query or fragment (where keys travel), a command without the value of an
+        option that names a secret (``command_redaction``); ``url`` and ``command`` are what
+        is used."""
+        return redact_uri(self.url) if self.url is not None else shlex.join(redact_command(self.command))
 
     def unechoed(self, text: str) -> str:
         """``text``, a message to print, with each ``--header`` value it repeats (and the
-        credential after a scheme alone: ``Bearer sk-...``) as ``REDACTED``: a server may
-        quote them in its error. Headers that say nothing secret (``Accept``, ``Host``) stay."""
+        credential after a scheme alone: ``Bearer sk-...``), and each secret a stdio command
+        gives an option (``--token T``, ``API_KEY=K``: ``command_redaction``), as ``REDACTED``:
+        a server may quote them in its error. Headers that say nothing secret (``Accept``,
+        ``Host``) stay."""
         values = [value for name, value in self.headers if name.lower() not in _NOT_SECRET]
+        values += secret_values(self.command)  # a stdio server's error may quote its --token
         keys = {part for value in values for part in (value, value.rpartition(" ")[2]) if len(part) >= 4}
         for key in sorted(keys, key=len, reverse=True):
             text = text.replace(key, "REDACTED")
@@ -93,7 +102,7 @@ class Target:
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:
-            return f"Target(command={self.command!r})"
+            return f"Target(command={redact_command(self.command)!r})"
         return f"Target(url={str(self)!r}, headers={[name for name, _ in self.headers]!r})"
 
     def argv(self) -> list[str]:
@@ -103,7 +112,7 @@ class Target:
     def to_json(self) -> dict[str, Any]:
         if self.url is not None:
             return {"kind": "http", "url": str(self), "headers": [name for name, _ in self.headers]}
-        return {"kind": "stdio", "command": [redact_word(word) for word in self.command]}  # no URL's password
+        return {"kind": "stdio", "command": redact_command(self.command)}  # no password, token or key
 
 
 def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
@@ -138,7 +147,9 @@ def parse_target(
         if not command:
             raise UsageError("nothing after --: give the server command, e.g. -- mcp-elicit serve app.py")
         if not command[0].strip():  # an unset shell variable ("$SERVER"), say: no program to run
-            raise UsageError(f"the server command starts with an empty word: {shlex.join(command)}")
+            raise UsageError(
+                f"the server command starts with an empty word: {shlex.join(redact_command(command))}"
+            )
         if headers:
             raise UsageError("--header is for HTTP targets; a stdio server gets no headers")
         return Target(command=tuple(command))
@@ -261,7 +272,8 @@ def _header(text: str) -> tuple[str, str]:
     name, value = name.strip(), value.strip()
     if not sep or not _HEADER_NAME.fullmatch(name):
         start = _HEADER_NAME.match(text.strip())
-        named = f"the one starting {start.group()!r}" if start else "one"
+        name_like = start is not None and start.end() < len(text.strip()) and _NAME_LIKE.fullmatch(start[0])
+        named = f"the one starting {start[0]!r}" if start and name_like else "one"  # not a bare token
         raise UsageError(  # not the text itself: it is usually a token
             f"--header wants 'Name: value'; {named} ({len(text)} characters) has no ':' after a header name"
         )

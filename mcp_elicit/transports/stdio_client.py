@@ -47,11 +47,12 @@ from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
+from mcp_elicit.command_redaction import redact_command
 from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError, UnsupportedProtocolVersion
 from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.transports.stdio_routing import StdoutRouting
-from mcp_elicit.url_redaction import redact_urls, redact_word
+from mcp_elicit.url_redaction import redact_urls
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["StdioTransport", "connect_stdio"]
@@ -125,7 +126,7 @@ class StdioTransport:
 
     @property
     def where(self) -> str:
-        return shlex.join(map(redact_word, self.command))  # a URL among its arguments: no password
+        return shlex.join(redact_command(self.command))  # no URL's password, no --token's value
 
     @property
     def network(self) -> Mapping[str, str | int]:

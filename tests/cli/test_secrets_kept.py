@@ -1,15 +1,19 @@
-"""What the command line prints never shows a key given in the TARGET URL or a --header."""
+"""What the command line prints never shows a key given in the TARGET URL or a --header,
+nor the value of an option, an environment assignment or a header that names a secret in
+a stdio server's command (``command_redaction``); a path to a key file stays shown."""
 
 from __future__ import annotations
 
 import json
 import socket
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from cli.fake_http import fake_http
+from cli.helpers import DEMO, run
 from mcp_elicit.cli.main import main
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import parse_target
@@ -72,7 +76,14 @@ def test_the_target_requests_its_url_as_given_and_names_it_without_its_query() -
 
 
 @pytest.mark.parametrize(
-    "header", [f"Authorization Bearer {SECRET}", f"X-Api-Key={SECRET}", f"Bad Name: {SECRET}"]
+    "header",
+    [
+        f"Authorization Bearer {SECRET}",
+        f"X-Api-Key={SECRET}",
+        f"Bad Name: {SECRET}",
+        SECRET,  # the token alone, its name and colon left out: no "start" of it quoted
+        f"{SECRET} and more",
+    ],
 )
 def test_a_malformed_header_is_refused_without_printing_its_value(
     header: str, capsys: pytest.CaptureFixture[str], closed_port: int
@@ -82,6 +93,8 @@ def test_a_malformed_header_is_refused_without_printing_its_value(
     assert "--header wants 'Name: value'" in err
     assert f"{len(header)} characters" in err  # enough to find which one
     assert SECRET not in err
+    if header.startswith("Authorization "):  # a header's name is still quoted, to find it by
+        assert "the one starting 'Authorization'" in err, err
 
 
 def test_a_targets_repr_shows_header_names_not_values() -> None:
@@ -97,3 +110,94 @@ def test_a_sign_ins_repr_hides_the_client_secret(tmp_path: Path) -> None:
     sign_in = SignIn(tokens=tmp_path / "tokens.json", client_id="cli", client_secret=SECRET)
     assert SECRET not in repr(sign_in)
     assert "client_id='cli'" in repr(sign_in)
+
+
+#: Secrets a stdio server's command gives it, each its own, and a path that is no secret.
+SECRET_WORDS = [
+    f"--api-key={SECRET}1",
+    "--token",
+    f"{SECRET}2",
+    f"API_KEY={SECRET}3",
+    "--header",
+    f"Authorization: Bearer {SECRET}4",
+    "--key-file",
+    "/etc/keys/server.pem",
+]
+SHOWN_WORDS = (
+    "--api-key=REDACTED --token REDACTED API_KEY=REDACTED --header 'Authorization: Bearer REDACTED' "
+    "--key-file /etc/keys/server.pem"
+)
+
+
+@pytest.mark.parametrize("json_out", [True, False], ids=["json", "text"])
+def test_a_command_that_cannot_start_is_named_without_its_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], json_out: bool
+) -> None:
+    missing = str(tmp_path / "no-such-server")
+    done = run(capsys, "check", *(["--json"] if json_out else []), "--", missing, *SECRET_WORDS)
+    assert done.code == 3
+    assert SECRET not in done.out + done.err
+    said = done.json()["error"] if json_out else done.err
+    assert f"cannot start the server command {f'{missing} {SHOWN_WORDS}'!r}" in said, said
+    if json_out:
+        assert done.json()["target"]["command"] == [
+            missing,
+            "--api-key=REDACTED",
+            "--token",
+            "REDACTED",
+            "API_KEY=REDACTED",
+            "--header",
+            "Authorization: Bearer REDACTED",
+            "--key-file",
+            "/etc/keys/server.pem",
+        ]
+
+
+def test_a_server_that_quotes_its_secret_as_it_exits_is_quoted_redacted(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its stderr, quoted when it exits, repeats the --token it was given."""
+    code = "import sys; print('refused token', sys.argv[2], file=sys.stderr); sys.exit(3)"
+    done = run(capsys, "check", "--", sys.executable, "-c", code, "--token", f"{SECRET}2")
+    assert done.code == 3
+    assert "--token REDACTED" in done.err, done.err
+    assert "refused token REDACTED" in done.err, done.err
+    assert SECRET not in done.err
+
+
+def test_the_suggested_call_hides_a_secret_option_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrapper = tmp_path / "wrapper.py"  # serves the demo, whatever words follow it
+    wrapper.write_text(
+        f"import runpy, sys; sys.argv = ['mcp-elicit', 'serve', {str(DEMO)!r}]; "
+        "runpy.run_module('mcp_elicit', run_name='__main__')"
+    )
+    done = run(capsys, "check", "--", sys.executable, str(wrapper), *SECRET_WORDS)
+    assert done.code == 0, done.err
+    assert f"{wrapper} {SHOWN_WORDS}" in done.out, done.out
+    assert (
+        "REDACTED hides the value of an option that names a secret (a key, a token, a password)" in done.out
+    )
+    assert SECRET not in done.out + done.err
+
+
+@pytest.mark.parametrize("json_out", [True, False], ids=["json", "text"])
+def test_a_secret_option_given_to_the_wrong_command_is_refused_redacted(
+    capsys: pytest.CaptureFixture[str], json_out: bool
+) -> None:
+    """Meant for the server, given before -- (to mcp-elicit): refused, its value not echoed."""
+    argv = ["check", *(["--json"] if json_out else []), "http://127.0.0.1:9/mcp", f"--api-key={SECRET}"]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    out = capsys.readouterr()
+    assert "unrecognized arguments: --api-key=REDACTED" in out.err, out.err
+    assert SECRET not in out.out + out.err
+
+
+def test_a_stdio_targets_repr_hides_its_secret_options() -> None:
+    target = parse_target(None, ["python", "server.py", "--token", SECRET, "--key-file", "k.pem"])
+    assert SECRET not in repr(target)
+    assert "'--token', 'REDACTED', '--key-file', 'k.pem'" in repr(target)
+    assert target.command[3] == SECRET  # still run as given

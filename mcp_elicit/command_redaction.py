@@ -1,0 +1,170 @@
+"""How a command line (a stdio server's, as a message or a report repeats it) is shown:
+each word as :func:`url_redaction.redact_word` shows a URL in it, and every value that an
+option, an environment assignment or a header names as a secret replaced by ``REDACTED``.
+
+Rules:
+
+* A name says secret when one of its parts (split at ``-``, ``_``, ``.`` and a lower-case
+  letter before an upper-case one) is a secret's word (``key``, ``token``, ``secret``,
+  ``password``, ``passwd``, ``pwd``, ``auth``, ``authorization``, ``credential(s)``,
+  ``bearer``, ``cookie``...), or ends in one of the longer ones (``authtoken``,
+  ``clientsecret``, ``apikey``), and no part says the value is only where or what the
+  secret is: a file, a path, a directory, a variable's name, an id, a URL, a type, a
+  length, a count or a time (``--key-file PATH``, ``--token-url URL``, ``--auth-type basic``,
+  ``API_KEY_ID=...``, ``--max-token-count 9``). ``--no-auth`` is a switch, not a name with a value.
+* Three forms hide their value: ``--NAME=VALUE`` (one or two dashes), ``--NAME VALUE``
+  (the next word, unless it is itself an option: ``--token --verbose``), and
+  ``NAME=VALUE`` for an environment variable's name (``env API_KEY=... python s.py``).
+  A header given as a word (``-H 'Authorization: Bearer T'``, ``--header=X-Api-Key: K``)
+  keeps its name and its scheme (``Bearer REDACTED``) when the name says secret, or is one
+  of the headers that carry credentials (``Authorization``, ``Cookie``).
+* Conservative: a name that does not say secret keeps its value (a path, a port, a model's
+  name), and short options (``-p X``: a port as often as a password) keep theirs. What a
+  secret is hidden from is a message, not the program: the command run is the one given.
+
+A leaf beside ``url_redaction``: the stdio transport and the command line both use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from mcp_elicit.url_redaction import redact_word
+
+__all__ = ["redact_command", "secret_name", "secret_values"]
+
+#: A part of a name that makes it a secret's.
+_SECRET: Final = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "credential",
+        "credentials",
+        "key",
+        "pass",
+        "passphrase",
+        "passwd",
+        "password",
+        "pwd",
+        "secret",
+        "token",
+    }
+)
+#: Longer secret words a part may end in (``authtoken``, ``clientsecret``, ``dbpassword``).
+_ENDINGS: Final = ("apikey", "passwd", "password", "secret", "token")
+#: A part of a name that says the value is not the secret itself, but where or what it is.
+_ABOUT: Final = frozenset(
+    {
+        "alg",
+        "algorithm",
+        "budget",
+        "cmd",
+        "command",
+        "count",
+        "dir",
+        "directory",
+        "endpoint",
+        "env",
+        "expiry",
+        "expires",
+        "file",
+        "format",
+        "header",
+        "id",
+        "kind",
+        "len",
+        "length",
+        "limit",
+        "location",
+        "max",
+        "method",
+        "min",
+        "mode",
+        "name",
+        "path",
+        "prefix",
+        "scheme",
+        "size",
+        "timeout",
+        "ttl",
+        "type",
+        "uri",
+        "url",
+        "var",
+    }
+)
+#: The headers that carry credentials whatever their name's parts say.
+_SECRET_HEADERS: Final = frozenset({"authorization", "cookie", "proxy-authorization"})
+_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_OPTION = re.compile(r"(-{1,2})([A-Za-z][A-Za-z0-9_.-]+)(?:(=)(.*))?", re.DOTALL)
+_ENV = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
+_HEADER = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+):([ \t]*)(.*)", re.DOTALL)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9-]*[ \t]+")
+
+
+def secret_name(name: str) -> bool:
+    """Whether an option, a variable or a header called ``name`` holds a secret (see the
+    rules): ``api-key``, ``GITHUB_TOKEN``, ``clientSecret``; not ``key-file``, ``no-auth``."""
+    parts = [part.lower() for part in _PARTS.findall(name)]
+    if not parts or parts[0] == "no" or any(part in _ABOUT for part in parts):
+        return False
+    return any(part in _SECRET or part.endswith(_ENDINGS) for part in parts)
+
+
+def redact_command(words: Sequence[str]) -> list[str]:
+    """``words`` (a command line, split) as a message shows them (see the rules)."""
+    return [redact_word(shown) for shown, _ in _read(words)]
+
+
+def secret_values(words: Sequence[str]) -> list[str]:
+    """The values :func:`redact_command` hides in ``words``, for a message that repeats one
+    (a server's own error quoting its option)."""
+    return [secret for _, secret in _read(words) if secret]
+
+
+def _read(words: Sequence[str]) -> list[tuple[str, str]]:
+    """Each word as shown, and the secret it hides ("" when none)."""
+    out: list[tuple[str, str]] = []
+    takes_value = False  # the word before was a secret's option, its value to come
+    for word in words:
+        if takes_value and not word.startswith("-"):
+            out.append(("REDACTED", word) if word else (word, ""))
+            takes_value = False
+            continue
+        takes_value = False
+        option = _OPTION.fullmatch(word)
+        if option is not None:
+            dashes, name, equals, value = option.groups()
+            if equals is None:
+                takes_value = secret_name(name)
+                out.append((word, ""))
+            elif secret_name(name) and value:
+                out.append((f"{dashes}{name}=REDACTED", value))
+            else:
+                shown, secret = _header(value)
+                out.append((f"{dashes}{name}={shown}", secret))
+            continue
+        env = _ENV.fullmatch(word)
+        if env is not None and secret_name(env[1]) and env[2]:
+            out.append((f"{env[1]}=REDACTED", env[2]))
+            continue
+        out.append(_header(word))
+    return out
+
+
+def _header(word: str) -> tuple[str, str]:
+    """``word`` with its value hidden if it is a header whose name says secret."""
+    header = _HEADER.fullmatch(word)
+    if header is None:
+        return word, ""
+    name, space, value = header.groups()
+    if not value or not (name.lower() in _SECRET_HEADERS or secret_name(name)):
+        return word, ""
+    scheme = _SCHEME.match(value)  # "Bearer T": the scheme says what kind, not the token
+    kept = scheme[0] if scheme is not None and scheme.end() < len(value) else ""
+    return f"{name}:{space}{kept}REDACTED", value[len(kept) :]
