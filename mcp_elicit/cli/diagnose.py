@@ -331,7 +331,7 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
         if endpoint is not None:
             return CannotConnect(
                 f"{shown} is a legacy HTTP+SSE server (MCP 2024-11-05): it streams events on GET and takes "
-                f"messages at {clean(endpoint)!r}. mcp-elicit speaks Streamable HTTP (2025-03-26 and later) "
+                f"messages at {clean(redact_uri(endpoint))!r}. mcp-elicit speaks Streamable HTTP (2025-03-26 and later) "
                 "only; upgrade the server, or put a Streamable HTTP bridge in front of it."
             )
         if status in (404, 405):
