@@ -45,7 +45,7 @@ import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer, RootsCallback, SamplingCallback
 from mcp_elicit.client.transport import thinking
@@ -162,11 +162,19 @@ class Inputs:
             )
 
     async def answer_round(
-        self, requests: Sequence[InputRequest], *, origin: Origin, server: ServerInfo
+        self,
+        requests: Sequence[InputRequest],
+        *,
+        origin: Origin,
+        server: ServerInfo,
+        sent_with: Literal["retry", "tasks/update"] = "retry",
     ) -> dict[str, Any]:
-        """The checked answers to one round's input requests, by key (see the rules)."""
+        """The checked answers to one round's input requests, by key (see the rules); the
+        answerer is told they go with ``sent_with`` (``ElicitationRequest.sent_with``)."""
         asked = {
-            r.key: parse_elicitation(r.params, server=server, key=r.key, origin=origin)
+            r.key: replace(
+                parse_elicitation(r.params, server=server, key=r.key, origin=origin), sent_with=sent_with
+            )
             for r in requests
             if r.method == "elicitation/create"
         }

@@ -275,7 +275,9 @@ class ModernSession:
                     asking = frozenset(r.key for r in questions)
                     watch.sent(sorted(asking))
                     answering = carrying(
-                        self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
+                        self.conn.inputs.answer_round(
+                            step.requests, origin=origin, server=self.conn.server, sent_with="tasks/update"
+                        )
                     )
                 if await _until(step.delay, moved, answering):  # the poll interval, or sooner
                     assert answering is not None

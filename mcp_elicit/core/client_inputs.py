@@ -161,6 +161,10 @@ class ElicitationRequest:
     the answerer is asked again. ``finished``, for a URL-mode request of a 2025-11-25
     session that carries an ``elicitationId``, returns once the server says the step on
     the page is done (``notifications/elicitation/complete``); None when nobody will say.
+    ``sent_with`` says how the answer travels: "" as the response to the server's own
+    request (2025-11-25), written as soon as the answer is given; else the request that
+    carries it once every question of its round is answered (2026-07-28): ``"retry"``
+    (the request of ``origin`` sent again) or ``"tasks/update"`` (a task's questions).
     """
 
     server: ServerInfo
@@ -176,6 +180,7 @@ class ElicitationRequest:
     problems: tuple[ValidationProblem, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict, repr=False)
     finished: Callable[[], Awaitable[object]] | None = field(default=None, repr=False, compare=False)
+    sent_with: Literal["", "retry", "tasks/update"] = ""
 
     @property
     def method(self) -> str:

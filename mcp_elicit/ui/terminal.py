@@ -10,7 +10,10 @@ say; an edit or a move first edits it), checked on every keystroke with the form
 rules; Shift-Tab (``!b`` on a dumb terminal) goes back to the field before, its answer
 kept to change, and what was typed in the field left is there again when it comes back.
 Then a review of every answer, where any can be changed by its number before sending
-(Enter), or the whole question declined (``d``) or cancelled (Esc).
+(Enter), or the whole question declined (``d``) or cancelled (Esc). Sending says how the
+answer travels (``sent_line``): "Sent." where it is the response to the server's request
+(2025-11-25); at 2026-07-28, that it goes with the retried request (or the task's
+update), which has not happened yet when the person is told.
 
 A URL goes through consent: the full URL with its host and registrable domain
 highlighted and every warning from ``client.url_consent``; a URL it refuses never
@@ -58,7 +61,7 @@ from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.transports.local import Opener, open_in_browser
-from mcp_elicit.ui.form_text import position
+from mcp_elicit.ui.form_text import TITLE_MAX, fit, position
 from mcp_elicit.ui.page_wait import waiting_line
 
 if TYPE_CHECKING:
@@ -66,7 +69,14 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-__all__ = ["Opener", "TerminalAnswerer", "interrupts_noted", "require_cli_extra", "system_browser"]
+__all__ = [
+    "Opener",
+    "TerminalAnswerer",
+    "interrupts_noted",
+    "require_cli_extra",
+    "sent_line",
+    "system_browser",
+]
 
 
 #: What each prompt says; ``{cancel}`` is the prompter's key for it (Esc, or a word typed
@@ -221,7 +231,7 @@ class TerminalAnswerer:
                 values[spec.name] = await self._field(schema, spec, values.get(spec.name))
                 continue
             content = {name: value for name, value in values.items() if value is not None}
-            self.console.print("Sent.", style="green")
+            self.console.print(sent_line(request), style="green")
             return ElicitAnswer.accept(content)
 
     async def _field(
@@ -304,6 +314,19 @@ class TerminalAnswerer:
         if not prompt.cancelled():
             return prompt.result()  # the person answered first (or pressed Esc: Cancelled)
         return None
+
+
+def sent_line(request: ElicitationRequest) -> str:
+    """What the person is told once they send a form's answer, true of how it travels
+    (``ElicitationRequest.sent_with``): at 2025-11-25 it is the response to the server's
+    request, written at once; at 2026-07-28 it waits for the round's other questions and
+    goes with the retried request (or a task's update), which may still fail."""
+    if request.sent_with == "retry":
+        origin = fit(str(request.origin), TITLE_MAX, length=True)
+        return f"Answered. It goes to the server with the retry of {origin}."
+    if request.sent_with == "tasks/update":
+        return "Answered. It goes to the server with the task's next update."
+    return "Sent."
 
 
 #: What may be typed for each choice ("" is Enter alone).

@@ -345,7 +345,7 @@ def test_every_kind_of_field_refuses_what_does_not_fit_beside_it_and_keeps_the_r
         pty.expect("Your answers")
         pty.expect("Enter: send · 1-11: change an answer")
         pty.send(ENTER)
-        pty.expect("Sent.")
+        pty.expect("Sent." if revision == "2025-11-25" else "Answered.")
         content = {
             "name": "abcde",
             "email": "a@b.co",
@@ -400,7 +400,7 @@ def test_a_servers_escapes_reach_the_terminal_only_shown() -> None:
         pty.send("1" + ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
-        pty.expect("Sent.")
+        pty.expect("Answered.")  # 2026-07-28: it goes with the retry
         assert pty.wait() == 0
         raw = pty.raw
     for sequence in evil:

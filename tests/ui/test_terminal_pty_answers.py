@@ -35,7 +35,7 @@ def answered(field: dict[str, Any], typed: str) -> Any:
         pty.send(typed + ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
-        pty.expect("Sent.")
+        pty.expect("Answered.")  # 2026-07-28: it goes with the retry
         assert pty.wait() == 0
         shown = pty.screen
     return json.loads(shown[shown.index('{"action"') :].splitlines()[0])["content"]["f"]

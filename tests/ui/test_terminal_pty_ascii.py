@@ -48,7 +48,7 @@ def answered(
         pty.send(pick + ENTER)
         review = pty.expect("Enter: send")
         pty.send(ENTER)
-        pty.expect("Sent.")
+        pty.expect("Answered.")  # 2026-07-28: it goes with the retry
         assert pty.wait() == 0
         raw = pty.raw
     assert raw.isascii() or environment != ASCII_ONLY

@@ -117,7 +117,7 @@ def sent(default: str, typed: str | None) -> str:
         pty.send(ENTER)
         pty.expect("Enter: send")
         pty.send(ENTER)
-        pty.expect("Sent.")
+        pty.expect("Answered.")  # 2026-07-28: it goes with the retry
         assert pty.wait() == 0
         return pty.screen[pty.screen.rindex('{"action"') :].split("\n")[0].strip()
 
