@@ -36,8 +36,9 @@ Rules:
   and has the loop make sure the line's task runs (``call_soon_threadsafe``, which also
   wakes a loop waiting for I/O); all else happens on the loop, one step at a time.
 * A loop closed while its line was not empty (its task neither awaited nor cancelled)
-  never writes it: the next completion, on any loop, lets go of that task, closes the
-  stores the line opened and logs the steps it held, which may be lost. Each such store
+  never writes it: the next completion, or ``settle`` (the server's next start or stop),
+  on any loop, lets go of that task, closes the stores the line opened and logs the steps
+  it held, which may be lost. Each such store
   is closed by a task of its own, counted with the lines' tasks (``settle`` waits for
   it); one whose loop is closed early in turn is handed on to the next completion, never
   left half run for the garbage collector to finish wherever it comes.
@@ -189,12 +190,14 @@ class StepRecords:
         loop.call_soon_threadsafe(self._run, line)
 
     async def settle(self) -> None:
-        """Write the line of this event loop (each store it opened closed after), and wait for
-        the closes of stores that closed loops left. A line waiting to try again (the store
+        """Write the line of this event loop (each store it opened closed after), and let go
+        of the lines of closed loops (logging what they held), waiting for the closes of
+        the stores they left. A line waiting to try again (the store
         is down) tries once more at once, and gives up if that fails too."""
         loop = asyncio.get_running_loop()
         self._settling.add(loop)
         try:
+            self._close_abandoned(loop)  # a server started again on a new loop: its old line
             while True:
                 line = self._lines.get(loop)
                 if line is not None:
@@ -237,9 +240,7 @@ class StepRecords:
         # Each store a closed loop left is closed by a task of its own, started here (not in
         # ``record``, run by a loop that may never run it), all at once: a loop closed
         # early in turn hands on what it had not begun to close (``_abandoned``).
-        loop = line.loop
-        for store, where in self._abandoned():
-            self._start(loop.create_task(_close(store, where)), (store, where))
+        self._close_abandoned(line.loop)
         trouble = _Trouble()
         try:
             while True:
@@ -372,6 +373,12 @@ class StepRecords:
                 cancelled = True
         if cancelled:
             raise asyncio.CancelledError
+
+    def _close_abandoned(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Let go of what closed event loops left (``_abandoned``), closing each store by a
+        task of ``loop``'s own, all at once."""
+        for store, where in self._abandoned():
+            self._start(loop.create_task(_close(store, where)), (store, where))
 
     def _abandoned(self) -> list[tuple[Store, str]]:
         """Let go of the tasks of event loops closed before those tasks ended, and of the

@@ -256,3 +256,43 @@ async def test_a_server_stopped_during_an_outage_gives_up_its_whole_line_at_once
         r.getMessage() for r in caplog.records if "given up: the server is stopping" in r.getMessage()
     ]
     assert len(given_up) == 1 and "'pay-0', 'pay-1', 'pay-2'" in given_up[0], caplog.text
+
+
+def test_a_completion_a_closed_loop_left_waiting_for_redis_is_logged_at_the_next_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose event loop was closed, without its stop, while a completion waited to
+    try Redis again, started on a new loop (``server/left_loops.py``): that completion was
+    logged nowhere, unless another completion came later, and the old loop's line was kept
+    for good. The start now lets go of it, as a stop would have, naming the step."""
+    monkeypatch.setattr(step_records, "RETRY_FIRST", HOURS)  # waiting when the loop closes
+    with redis_server(tmp_path) as redis:
+        app = Server("shop", state_keys=KEYS, store=f"{redis.url}?prefix=test-{uuid.uuid4().hex[:12]}")
+
+        async def first() -> None:
+            await app.start()
+            redis.proc.kill()
+            redis.proc.wait()
+            app.complete_elicitation("pay-1", "alice")
+            await eventually(
+                lambda: _said(caplog, "could not be recorded in the store yet"), "the write failing"
+            )
+
+        async def second() -> None:
+            async with hang_guard("the start on a new loop"):
+                await app.start()
+            try:
+                assert _said(caplog, "being written on it ('pay-1'): they may not be recorded"), caplog.text
+                assert all(not loop.is_closed() for loop in app.url_mode._records._lines), "the old line kept"
+            finally:
+                await app.stop()
+
+        with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(first())
+            finally:
+                loop.close()  # its tasks neither awaited nor cancelled
+            with started_again(redis):
+                asyncio.run(second())
+    assert not app.url_mode._records._writing, "the old loop's task kept"
