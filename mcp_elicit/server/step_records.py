@@ -72,7 +72,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
@@ -135,7 +135,7 @@ class _Line:
 class _Trouble:
     """How the writes of a line have been failing since the last one that succeeded."""
 
-    delay: float = RETRY_FIRST
+    delay: float = field(default_factory=lambda: RETRY_FIRST)  # read now, not at import
     failing: bool = False
     refused: bool = False  # by the store's configuration: said once
 
