@@ -57,7 +57,11 @@ Rules:
   and the line is tried again every ``RETRY_MOST`` seconds without a word more, until the
   refusal ends (the old password added back on the Redis side, the ACL widened: the
   completions are then written) or the completions' time is up. A server whose own URL
-  is wrong needs the right one and a restart; those it held are then lost (logged).
+  is wrong needs the right one and a restart; those it held are then lost (logged). A
+  refusal met once the completion's marker is written (the user's channels taken away:
+  only the wake-ups and the relay's notice are refused) leaves it recorded: that is said
+  once while it lasts, and the line goes on, rather than writing that marker again and
+  again while the completions behind it wait for nothing.
 * ``settle`` (the server stopping) writes its loop's line; one waiting to try again tries
   once more at once, and a failure then gives up the whole line (logged): the store is
   still down, and nothing waits the backoff. A line whose task is cancelled (an
@@ -108,6 +112,7 @@ class _Completion:
     principal: str | None
     told: Told
     until: float  # the loop's time at which it is given up
+    marked: bool = False  # its marker is written: what is left is to tell it
 
 
 class _Line:
@@ -121,6 +126,7 @@ class _Line:
         self.task: asyncio.Task[None] | None = None
         self.opened: dict[str, StepCompletions] = {}  # stores opened for its writes, by URL
         self.wake: asyncio.Future[None] | None = None  # its pause before trying again
+        self.untold = False  # the store refuses the notices for its configuration: said
 
     def take_all(self) -> list[_Completion]:
         """Every completion it holds, taken out of it, in order."""
@@ -289,12 +295,20 @@ class StepRecords:
                 from mcp_elicit.stores import open_store
 
                 steps = line.opened[url] = StepCompletions(open_store(url), ttl=self.ttl)
-        await steps.complete(done.elicitation_id, done.principal, notice)
+        if not done.marked:
+            await steps.mark(done.elicitation_id, done.principal)
+            done.marked = True
+        await steps.tell(done.elicitation_id, done.principal, notice)
+        line.untold = False
 
     def _failed(self, line: _Line, exc: Exception, trouble: _Trouble) -> float | None:
         """A write of ``line`` failed: give up what is due (logged), say what happened, and
         how long to wait before trying again (None: at once, the next one)."""
         said = _said(exc)
+        if line.writing is not None and line.writing.marked and misconfigured(exc):
+            self._untold(line, line.writing, said)  # recorded: nothing left to try again
+            line.writing = None
+            return None
         if not isinstance(exc, self._down):  # not the store being down: this one only
             assert line.writing is not None
             _lost([line.writing], said)
@@ -349,6 +363,24 @@ class StepRecords:
             f" ({behind} more wait behind it)" if behind else "",
         )
         return delay
+
+    def _untold(self, line: _Line, done: _Completion, said: str) -> None:
+        """``done`` is recorded, but the store refuses to publish that it is, for its
+        configuration (the Redis user's channels): said once while that lasts."""
+        if line.untold:
+            log.debug(
+                "the completion of URL step %r is recorded, not told: %s", done.elicitation_id[:64], said
+            )
+            return
+        line.untold = True
+        log.error(
+            "the completion of URL step %r is recorded, but the store refuses to tell it for its "
+            "configuration: %s. Until the Redis user may use the store's channels again, the "
+            "requests held on a step see it done only when they look again, and the sessions of "
+            "other instances are not told (nothing more is said of the completions that follow)",
+            done.elicitation_id[:64],
+            said,
+        )
 
     async def _pause(self, line: _Line, delay: float) -> None:
         """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""

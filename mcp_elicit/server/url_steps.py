@@ -86,11 +86,20 @@ class StepCompletions:
     async def complete(
         self, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None = None
     ) -> None:
-        """Mark the step done (a new marker) and wake whoever waits for it; then publish
-        ``told`` (a channel and a message: the relay's, for other instances' sessions)."""
+        """Mark the step done (``mark``), then tell it (``tell``)."""
+        await self.mark(elicitation_id, principal)
+        await self.tell(elicitation_id, principal, told)
+
+    async def mark(self, elicitation_id: str, principal: str | None) -> None:
+        """Mark the step done (a new marker): what the requests held on it read."""
         key = _key(elicitation_id, principal)
         await self.store.put(NAMESPACE, key, secrets.token_hex(8).encode("ascii"), ttl=self.ttl)
-        await self.store.publish(f"{NAMESPACE}:{key}", b"complete")
+
+    async def tell(self, elicitation_id: str, principal: str | None, told: tuple[str, bytes] | None) -> None:
+        """Wake whoever waits for the step marked done (each also looks again every
+        ``recheck`` seconds); then publish ``told`` (a channel and a message: the relay's,
+        for other instances' sessions)."""
+        await self.store.publish(f"{NAMESPACE}:{_key(elicitation_id, principal)}", b"complete")
         if told is not None:
             await self.store.publish(*told)
 

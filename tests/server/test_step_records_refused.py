@@ -148,3 +148,41 @@ async def test_a_completion_refused_for_the_store_configuration_is_said_once_and
         async with hang_guard("the stop"):
             await app.stop()
     assert PASSWORD not in caplog.text and NEW_PASSWORD not in caplog.text, caplog.text
+
+
+async def test_completions_whose_channels_are_refused_are_recorded_each_the_refusal_said_once(
+    redis: tuple[RedisServer, Any], caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Redis user's channels taken away under a running server (``resetchannels``): the
+    markers the held requests read are still written, only the wake-ups and the notice to
+    the other instances are refused. The first completion was tried again and again (its
+    marker written each time) while the ones behind it were never written, each given up
+    after 10 minutes, the first too, said "could not be recorded" though it was. Each is
+    now recorded, the refusal of its notices said once."""
+    server, admin = redis
+    monkeypatch.setattr(step_records, "RETRY_MOST", 0.05)  # the slowest pace, made short
+    url = _url(server, f"app:{PASSWORD}@")
+    app = Server("shop", state_keys=KEYS, store=url)
+    await app.start()
+    steps = ["pay-0", "pay-1", "pay-2"]
+    reader = StepCompletions(open_store(url), ttl=600.0)
+    try:
+        await admin.execute_command("ACL", "SETUSER", "app", "resetchannels")
+        with caplog.at_level(logging.DEBUG, logger="mcp_elicit.server"):
+            for step in steps:
+                app.complete_elicitation(step, "alice")
+
+            async def settled() -> bool:  # all written, or the line stuck on the first
+                if len(_lines(caplog, logging.DEBUG, "still refuses")) >= 3:
+                    return True
+                return all([await reader.marker(step, "alice") for step in steps])
+
+            await eventually(settled, "the completions written, or the first tried again")
+            assert [step for step in steps if not await reader.marker(step, "alice")] == [], caplog.text
+            refused = _lines(caplog, logging.ERROR, "for its configuration")
+            assert len(refused) == 1 and "'pay-0'" in refused[0], caplog.text
+    finally:
+        await reader.store.close()
+        async with hang_guard("the stop"):
+            await app.stop()
+    assert not _lines(caplog, logging.WARNING, "could not be recorded"), caplog.text
