@@ -8,13 +8,15 @@ Rules:
   letter before an upper-case one) is a secret's word (``key``, ``token``, ``secret``,
   ``password``, ``passwd``, ``pwd``, ``auth``, ``authorization``, ``credential(s)``,
   ``bearer``, ``cookie``...), or ends in one of the longer ones (``authtoken``,
-  ``clientsecret``, ``apikey``), and no part says the value is only where or what the
-  secret is: a file, a path, a directory, a variable's name, an id, a URL, a type, a
-  length, a count or a time (``--key-file PATH``, ``--token-url URL``, ``--auth-type basic``,
-  ``API_KEY_ID=...``, ``--max-token-count 9``). ``--no-auth`` is a switch, not a name with a value.
+  ``clientsecret``, ``apikey``), digits after it aside (``--token2``), and no part says
+  the value is only where or what the secret is: a file, a path, a directory, a
+  variable's name, an id, a URL, a type, a length, a count or a time (``--key-file PATH``,
+  ``--token-url URL``, ``--auth-type basic``, ``API_KEY_ID=...``, ``--max-token-count 9``).
+  ``--no-auth`` is a switch, not a name with a value.
 * Three forms hide their value: ``--NAME=VALUE`` (one or two dashes), ``--NAME VALUE``
   (the next word, unless it is itself an option: ``--token --verbose``), and
-  ``NAME=VALUE`` for an environment variable's name (``env API_KEY=... python s.py``).
+  ``NAME=VALUE`` for an environment variable's name (``env API_KEY=... python s.py``),
+  also as an option's value (``--env=API_KEY=...``, docker's way).
   A header given as a word (``-H 'Authorization: Bearer T'``, ``--header=X-Api-Key: K``)
   keeps its name and its scheme (``Bearer REDACTED``) when the name says secret, or is one
   of the headers that carry credentials (``Authorization``, ``Cookie``).
@@ -113,7 +115,8 @@ def secret_name(name: str) -> bool:
     parts = [part.lower() for part in _PARTS.findall(name)]
     if not parts or parts[0] == "no" or any(part in _ABOUT for part in parts):
         return False
-    return any(part in _SECRET or part.endswith(_ENDINGS) for part in parts)
+    words = [part.rstrip("0123456789") for part in parts]  # --token2, PASSWORD1: numbered ones
+    return any(word in _SECRET or word.endswith(_ENDINGS) for word in words)
 
 
 def redact_command(words: Sequence[str]) -> list[str]:
@@ -145,16 +148,21 @@ def _read(words: Sequence[str]) -> list[tuple[str, str]]:
                 out.append((word, ""))
             elif secret_name(name) and value:
                 out.append((f"{dashes}{name}=REDACTED", value))
-            else:
-                shown, secret = _header(value)
+            else:  # the value may be an assignment (docker's --env=API_KEY=K) or a header
+                shown, secret = _assigned(value)
                 out.append((f"{dashes}{name}={shown}", secret))
             continue
-        env = _ENV.fullmatch(word)
-        if env is not None and secret_name(env[1]) and env[2]:
-            out.append((f"{env[1]}=REDACTED", env[2]))
-            continue
-        out.append(_header(word))
+        out.append(_assigned(word))
     return out
+
+
+def _assigned(word: str) -> tuple[str, str]:
+    """``word`` with its value hidden if it is an environment assignment (``API_KEY=K``)
+    or a header whose name says secret."""
+    env = _ENV.fullmatch(word)
+    if env is not None and secret_name(env[1]) and env[2]:
+        return f"{env[1]}=REDACTED", env[2]
+    return _header(word)
 
 
 def _header(word: str) -> tuple[str, str]:

@@ -26,6 +26,12 @@ from mcp_elicit.command_redaction import redact_command, secret_name, secret_val
         (["--header", "X-Api-Key: K"], ["--header", "X-Api-Key: REDACTED"]),
         (["--header=Cookie: sid=abc"], ["--header=Cookie: REDACTED"]),
         (["--header", "Authorization: T0K"], ["--header", "Authorization: REDACTED"]),
+        # an assignment as an option's value, docker's way: the variable's name says secret
+        (["docker", "run", "--env=API_KEY=xyz", "img"], ["docker", "run", "--env=API_KEY=REDACTED", "img"]),
+        (["--set-env=GITHUB_TOKEN=ghp_x"], ["--set-env=GITHUB_TOKEN=REDACTED"]),
+        # a numbered secret is still one
+        (["--token2", "XYZ"], ["--token2", "REDACTED"]),
+        (["PASSWORD1=hunter2"], ["PASSWORD1=REDACTED"]),
         # a URL in a word is redacted as before, in a secret's value or not
         (["--db=postgres://me:pw@db/x"], ["--db=postgres://REDACTED:REDACTED@db/x"]),
         (["https://h/mcp?token=abc"], ["https://h/mcp?REDACTED"]),
@@ -56,6 +62,8 @@ def test_a_secrets_value_is_redacted(words: list[str], shown: list[str]) -> None
         ["--port", "8000", "--host", "127.0.0.1"],
         ["-H", "Accept: text/event-stream"],
         ["python", "server.py", "mode=fast"],  # NAME=VALUE whose name says nothing secret
+        ["docker", "run", "--env=PATH=/usr/bin", "img"],
+        ["--v2", "on"],
     ],
 )
 def test_what_is_not_a_secret_is_shown_as_given(words: list[str]) -> None:
