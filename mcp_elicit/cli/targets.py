@@ -337,16 +337,17 @@ class _Noise(logging.Filter):
     """Takes the stdio transport's warnings about lines that were not JSON-RPC into
     ``Observed`` (the commands report them themselves); other records pass."""
 
-    def __init__(self, observed: Observed) -> None:
+    def __init__(self, observed: Observed, target: Target) -> None:
         super().__init__()
         self._observed = observed
+        self._target = target  # a line may repeat a --token the command gave: kept REDACTED
 
     def filter(self, record: logging.LogRecord) -> bool:
         if "not JSON-RPC" not in str(record.msg):
             return True
         line = record.args[-1] if isinstance(record.args, tuple) and record.args else None
         if "wrote a line" in str(record.msg) and isinstance(line, str):  # one of the first few, redacted
-            self._observed.stdout_noise.append(line.strip())
+            self._observed.stdout_noise.append(self._target.unechoed(line.strip()))
         return False
 
 
@@ -377,7 +378,7 @@ async def connect(
     }
     if versions:
         options["versions"] = list(versions)
-    noise = _Noise(observed)
+    noise = _Noise(observed, target)
     logger = logging.getLogger(_NOISE_LOGGER)
     level = logger.level
     if logger.getEffectiveLevel() > logging.WARNING:
@@ -420,5 +421,5 @@ async def connect(
         logger.removeFilter(noise)
         logger.setLevel(level)
         if stdio is not None:  # closed by now: all it wrote, for explaining a failure
-            observed.stderr_tail = stdio.stderr_tail()
+            observed.stderr_tail = target.unechoed(stdio.stderr_tail())  # its --token not repeated
             observed.stdout_noise_count = stdio.stdout_noise_count

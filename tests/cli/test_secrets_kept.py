@@ -201,3 +201,23 @@ def test_a_stdio_targets_repr_hides_its_secret_options() -> None:
     assert SECRET not in repr(target)
     assert "'--token', 'REDACTED', '--key-file', 'k.pem'" in repr(target)
     assert target.command[3] == SECRET  # still run as given
+
+
+@pytest.mark.parametrize("json_out", [True, False], ids=["json", "text"])
+def test_a_line_on_stdout_repeating_the_secret_is_reported_redacted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], json_out: bool
+) -> None:
+    """A server that prints its own command line on stdout, then serves: the protocol
+    violation check reports quotes that line, the --token's value in it REDACTED."""
+    wrapper = tmp_path / "noisy.py"
+    wrapper.write_text(
+        "import runpy, sys; print('starting with', *sys.argv[1:], flush=True); "
+        f"sys.argv = ['mcp-elicit', 'serve', {str(DEMO)!r}]; "
+        "runpy.run_module('mcp_elicit', run_name='__main__')"
+    )
+    argv = ["check", *(["--json"] if json_out else []), "--", sys.executable, str(wrapper)]
+    done = run(capsys, *argv, "--token", SECRET)
+    assert done.code == 4, done.err
+    said = json.loads(done.out)["violations"][0] if json_out else done.out
+    assert "starting with --token REDACTED" in said, said
+    assert SECRET not in done.out + done.err
