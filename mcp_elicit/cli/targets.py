@@ -58,10 +58,13 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 #: letters between hyphens; only such a start of a malformed ``--header`` is quoted.
 _NAME_LIKE = re.compile(r"[A-Za-z]{1,40}(?:-[A-Za-z]{1,40}){0,4}")
 _NOISE_LOGGER = "mcp_elicit.stdio_client"
-#: HOST:PORT[/PATH] with no scheme: an address, never a command.
 #: What comes before ``//`` in a URL whose colon was left out (``http//HOST``).
 _NO_COLON = re.compile(r"[A-Za-z]+")
-_ADDRESS = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})(?:/\S*)?")
+#: [USER:PASSWORD@]HOST[:PORT][/PATH] with no scheme, and a port or a password: an
+#: address, never a command (``_meant_url``).
+_ADDRESS = re.compile(
+    r"(?:(?P<user>[^\s/?#]+)@)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?(?:/\S*)?"
+)
 
 
 #: Headers whose values a message may repeat as they are: they say nothing secret.
@@ -168,14 +171,14 @@ def parse_target(
     if parts.scheme in ("http", "https") and not parts.hostname:
         raise UsageError(f"{redact_uri(url)!r} names no host; give it as http(s)://HOST:PORT/PATH")
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        shown = redact_uri(url)  # a key in a query (host:8000/mcp?token=...), a password
+        meant = _meant_url(url)  # a key in a query (host:8000/mcp?token=...), a password:
+        shown = _meant_shown(url, meant)[0] if meant is not None else redact_uri(url)  # hidden
         if url.endswith(".py"):  # a server file: say how to run it, not to run it bare
             raise UsageError(
                 f"{shown!r} is not an http(s):// URL; to start the server it defines over stdio, put the "
                 f"command after --: mcp-elicit {stdio_usage} mcp-elicit serve {shown} (an mcp_elicit "
                 f"Server), or mcp-elicit {stdio_usage} python {shown} (a script that runs its own server)"
             )
-        meant = _meant_url(url)
         if meant is not None:  # an address, not a command: running it would not help
             typed, suggested, hidden = _meant_shown(url, meant)
             try:
@@ -224,7 +227,7 @@ class _Meant:
 
 def _meant_url(word: str) -> _Meant | None:
     """The http(s):// URL ``word`` stands for when it is an address, not a command: a
-    ``HOST:PORT[/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
+    ``HOST:PORT[/PATH]`` or ``USER:PASSWORD@HOST[:PORT][/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
     typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443 (which
     is TLS whatever scheme was typed: ``ws://HOST:443``), else http. None otherwise
     (``ftp://`` is not taken for a slip). The colon left out (``http//HOST``) is such a
@@ -243,8 +246,8 @@ def _meant_url(word: str) -> _Meant | None:
             return None
         return _Meant(f"{'https' if _port(rest) == 443 else meant}://", rest)
     address = _ADDRESS.fullmatch(word)
-    if address is None:
-        return None
+    if address is None or not (address["port"] or ":" in (address["user"] or "")):
+        return None  # a word (a program, a file) rather than an address
     return _Meant(f"{'https' if address.group('port') == '443' else 'http'}://", word)
 
 

@@ -42,7 +42,9 @@ def test_an_address_without_http_gives_the_url_to_type(
     assert "put its command after --" not in done.err, done.err
 
 
-@pytest.mark.parametrize("word", ["mcp-elicit", "./server", "node", "ftp://example.com"])
+@pytest.mark.parametrize(
+    "word", ["mcp-elicit", "./server", "node", "ftp://example.com", "me@host/mcp", "git@example.com:org/repo"]
+)
 def test_a_command_still_gets_the_hint_to_put_it_after_the_dashes(
     capsys: pytest.CaptureFixture[str], word: str
 ) -> None:
@@ -137,6 +139,19 @@ def test_a_uri_given_without_its_server_is_shown_without_its_password_or_key(
             "http://localhost:8000/mcp?REDACTED",
             "its query",
         ),
+        # the scheme left out before a user name and password: with a port or without
+        (
+            ["check", "me:SECRET@localhost:8000/mcp"],
+            "REDACTED:REDACTED@localhost:8000/mcp",
+            "http://REDACTED:REDACTED@localhost:8000/mcp",
+            "its user name and password",
+        ),
+        (
+            ["call", "me:SECRET@mcp.example.com/mcp", "book_table"],
+            "REDACTED:REDACTED@mcp.example.com/mcp",
+            "http://REDACTED:REDACTED@mcp.example.com/mcp",
+            "its user name and password",
+        ),
         (
             ["call", "http//me:SECRET@localhost:8000/mcp?k=SECRET", "book_table"],
             "http//REDACTED:REDACTED@localhost:8000/mcp?REDACTED",
@@ -183,6 +198,7 @@ def test_an_address_with_a_bad_port_and_a_key_is_quoted_redacted(
         ("ftp://me:SECRET@example.com/x", "ftp://REDACTED:REDACTED@example.com/x"),
         ("s3://me:SECRET@bucket/app.py", "s3://REDACTED:REDACTED@bucket/app.py"),  # the .py hint
         ("./server?token=SECRET", "./server?REDACTED"),
+        ("me:SECRET@host/app.py", "REDACTED:REDACTED@host/app.py"),  # the .py hint
     ],
 )
 def test_a_word_that_is_no_url_is_quoted_and_suggested_redacted(
