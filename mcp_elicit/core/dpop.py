@@ -281,12 +281,34 @@ def thumbprint(jwk: dict[str, Any]) -> str:
     return b64url(hashlib.sha256(json_bytes({m: jwk[m] for m in members})).digest())
 
 
+#: A %-escape in a URL's path (RFC 3986, section 2.1).
+_ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
+#: RFC 3986's unreserved characters: %-escaped or not, the same URL (section 2.3).
+_UNRESERVED: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _normal_escapes(path: str) -> str:
+    """``path`` after RFC 3986's percent-encoding normalization (section 6.2.2): an escaped
+    unreserved character as itself, every other escape in upper case."""
+
+    def one(match: re.Match[str]) -> str:
+        byte = int(match.group(1), 16)
+        return chr(byte) if byte in _UNRESERVED else match.group(0).upper()
+
+    return _ESCAPE.sub(one, path)
+
+
 def _same_target(htu: str, url: str) -> bool:
+    """Whether ``htu`` names ``url`` (RFC 9449, section 4.3): compared after syntax-based
+    and scheme-based normalization (RFC 3986, sections 6.2.2 and 6.2.3): scheme and host
+    in any case, the default port or none, escapes in any case or unreserved ones not
+    escaped, a trailing ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``."""
+
     def canonical(value: str) -> tuple[str, str, int | None, str]:
         parts = urllib.parse.urlsplit(value)
         scheme = parts.scheme.lower()
         port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
-        return scheme, (parts.hostname or "").lower(), port, parts.path.rstrip("/") or "/"
+        return scheme, (parts.hostname or "").lower(), port, _normal_escapes(parts.path).rstrip("/") or "/"
 
     try:
         return canonical(htu) == canonical(url)

@@ -302,6 +302,32 @@ def test_our_own_proof_verifies_with_our_thumbprint() -> None:
     assert _check(proof) == key.thumbprint  # a trailing slash and 100 s of skew are fine
 
 
+@pytest.mark.parametrize(
+    ("htu", "url", "same"),
+    [
+        ("https://mcp.example/caf%c3%a9/mcp", "https://mcp.example/caf%C3%A9/mcp", True),
+        ("https://mcp.example/%7Eann/mcp", "https://mcp.example/~ann/mcp", True),
+        ("https://mcp.example/~ann/mcp", "https://mcp.example/%7eann/mcp", True),
+        ("https://mcp.example/a%2Db/m%63p", "https://mcp.example/a-b/mcp", True),
+        ("HTTPS://MCP.example:443/a%20b/mcp/", "https://mcp.example/a%20b/mcp", True),
+        ("https://mcp.example/a%3Bb/mcp", "https://mcp.example/a;b/mcp", False),  # reserved: not the same
+        ("https://mcp.example/a%2Fb/mcp", "https://mcp.example/a/b/mcp", False),
+        ("https://mcp.example/a%20b/mcp", "https://mcp.example/a%2520b/mcp", False),
+        ("https://mcp.example/a b/mcp", "https://mcp.example/a%20b/mcp", False),  # not a URL
+    ],
+)
+def test_the_htu_is_compared_after_rfc_3986_normalization(htu: str, url: str, same: bool) -> None:
+    """RFC 9449, section 4.3: syntax-based normalization (RFC 3986, section 6.2.2) before the
+    comparison: an escape in either case, an unreserved character escaped or not, is the
+    same URL; an escaped reserved character is not the character, nor ``%25`` a ``%``."""
+    proof = DpopKey.generate().proof("POST", htu, now=NOW, access_token=TOKEN, body=BODY)
+    if same:
+        _check(proof, url=url)
+    else:
+        with pytest.raises(ProofError, match="htu"):
+            _check(proof, url=url)
+
+
 EC = ECKey.generate_key("P-256")
 
 
