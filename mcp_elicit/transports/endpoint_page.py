@@ -14,10 +14,11 @@ Rules:
   how to try it (``mcp-elicit check <URL>``). The URL is the public URL's, else the
   request's scheme, ``Host`` and mount path; never its query. A ``Host`` that is not a host
   name or address (with a port) is not shown: the page says "this page's address" instead.
-  The mount path is %-escaped back (ASGI gives it decoded, and a ``Mount`` with a path
-  parameter takes it from the request): the URL shown is one URL, on one line, that
-  ``check`` can use, never lines of text a link's path slips onto the page. Everything
-  shown is HTML-escaped all the same, and the command shell-quoted.
+  The mount path is spelled as the request did, else %-escaped back (``mount_path``: ASGI
+  gives it decoded, and a ``Mount`` with a path parameter takes it from the request): the
+  URL shown is one URL, on one line, that ``check`` can use, never lines of text a link's
+  path slips onto the page. Everything shown is HTML-escaped all the same, and the
+  command shell-quoted.
 * The page carries every page's headers (``page_html.HEADERS``: ``no-store``, a strict
   Content-Security-Policy, no framing, no referrer); the text ``no-store`` and ``nosniff``.
 """
@@ -27,13 +28,13 @@ from __future__ import annotations
 import html
 import re
 import shlex
-import urllib.parse
 from collections.abc import Mapping
 from typing import Final, Literal
 
 from starlette.responses import PlainTextResponse, Response
 
 from mcp_elicit.transports.http_exchange import Scope
+from mcp_elicit.transports.mount_path import escape_path, mount_path
 from mcp_elicit.transports.page_html import html_page
 from mcp_elicit.wire.headers import VERSION_HEADER
 from mcp_elicit.wire.versions import SUPPORTED
@@ -48,8 +49,6 @@ _HOST: Final = re.compile(r"(?:[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?:
 _SOMEWHERE: Final = "<this page's address>"
 _REVISIONS: Final = ", ".join(SUPPORTED[:-1]) + " and " + SUPPORTED[-1]
 _ALLOW: Final = {"Allow": "POST"}
-#: What a URL's path may hold as it is (RFC 3986's pchar and "/"): the rest is %-escaped.
-_PATH_SAFE: Final = "/:@!$&'()*+,;="
 
 
 def wants_page(headers: Mapping[str, str]) -> Kind | None:
@@ -93,15 +92,14 @@ def _quality(params: str) -> float:
 def endpoint_url(scope: Scope, headers: Mapping[str, str], path: str, public_url: str | None) -> str | None:
     """The endpoint's URL as the person reached it (``path``: the endpoint's, inside the
     app): the public URL's when one is set, else from the request's scheme, ``Host`` and
-    mount path (%-escaped), without the query. None when the ``Host`` is not a host (or the
+    mount path (``mount_path``), without the query. None when the ``Host`` is not a host (or the
     scheme not http(s)): nothing of such a request is shown."""
     if public_url:
-        return f"{public_url}{path}"
+        return f"{public_url}{escape_path(path)}"
     scheme, host = scope.get("scheme", "http"), headers.get("host", "")
     if scheme not in ("http", "https") or not _HOST.fullmatch(host):
         return None
-    root = urllib.parse.quote(scope.get("root_path", ""), safe=_PATH_SAFE)
-    return f"{scheme}://{host}{root}{path}"
+    return f"{scheme}://{host}{mount_path(scope)}{escape_path(path)}"
 
 
 def endpoint_page(kind: Kind, url: str | None) -> Response:

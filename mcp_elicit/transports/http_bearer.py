@@ -49,6 +49,7 @@ from mcp_elicit.errors import InvalidRequestState
 from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain, route_path
+from mcp_elicit.transports.mount_path import escape_path, mount_path
 
 __all__ = [
     "VERIFY_TIMEOUT",
@@ -78,11 +79,10 @@ def app_base(scope: Scope, headers: Mapping[str, str], public_url: str | None = 
     """Where the app's own paths (``/mcp``, the pages, the metadata) start as clients see
     them: the configured public URL (``Server(public_url=...)``: a proxy in front, TLS, a
     stripped path), else ``scheme://host`` of the request and the prefix the app is
-    mounted under."""
+    mounted under, as a URL's path (``mount_path``: never as ASGI gives it, decoded)."""
     if public_url:
         return public_url
-    root: str = scope.get("root_path", "")
-    return origin(scope, headers) + root
+    return origin(scope, headers) + mount_path(scope)
 
 
 def _requested_url(
@@ -92,12 +92,14 @@ def _requested_url(
     section 4.3): ``ResourceMetadata.resource`` when it is this endpoint's URL (its path ends
     with the endpoint's: the public URL behind a proxy), else the public base and the
     endpoint's path. A resource that is a parent of the endpoint (its origin, say)
-    identifies the resource, not the URL requested."""
+    identifies the resource, not the URL requested. The mount path is spelled as the
+    request did (``mount_path``); ``check_proof`` compares it with the ``htu`` after RFC
+    3986's normalization."""
     path = route_path(scope)
     resource = metadata.resource if metadata is not None else None
     if resource and urllib.parse.urlsplit(resource).path.rstrip("/").endswith(path.rstrip("/")):
         return resource
-    return f"{app_base(scope, headers, public_url)}{path}"
+    return f"{app_base(scope, headers, public_url)}{escape_path(path)}"
 
 
 async def authenticate(
@@ -176,7 +178,7 @@ async def authenticate(
     if metadata is None:
         challenge = realm_challenge(scheme, error=error, description=description)
     else:
-        where = f"{app_base(scope, headers, public_url)}{metadata_path}"
+        where = f"{app_base(scope, headers, public_url)}{escape_path(metadata_path)}"
         if principal is not None:
             missing = " ".join(metadata.missing(principal))
             value = metadata.challenge(
@@ -226,7 +228,7 @@ async def refuse_scopes(
     if metadata is None:
         value = realm_challenge(scheme, error="insufficient_scope", description=description, scopes=needed)
     else:
-        where = f"{app_base(scope, headers, public_url)}{metadata_path}"
+        where = f"{app_base(scope, headers, public_url)}{escape_path(metadata_path)}"
         named = list(dict.fromkeys([*metadata.required_scopes, *needed]))
         value = metadata.challenge(
             where, error="insufficient_scope", description=description, scheme=scheme, scopes=named

@@ -48,7 +48,9 @@ Rules:
   notification's included.
 * Mounted under a path (Starlette's ``Mount``, ``--root-path``: the ASGI ``root_path``), it
   routes from there, and the URLs it gives out (page links, the protected-resource
-  metadata, what a DPoP proof must name) carry it, or the public URL when one is set.
+  metadata, what a DPoP proof must name) carry it, or the public URL when one is set: as
+  a URL's path, spelled as the request did, else %-escaped (``mount_path``), never as
+  ASGI gives it (decoded: a ``Mount("/{tenant}", ...)`` takes it from the request).
   Without a public URL, the page links a request's handler makes (and the sign-in
   callback a page names) start with that request's own allow-listed Host, never with
   another request's.
@@ -97,6 +99,7 @@ from mcp_elicit.transports.http_exchange import (
 )
 from mcp_elicit.transports.http_post import SHUTTING_DOWN, PostRoutes
 from mcp_elicit.transports.http_sessions import claim_route
+from mcp_elicit.transports.mount_path import escape_path, mount_path
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.page_hosts import learned_base
 from mcp_elicit.transports.pages import pages_app
@@ -293,8 +296,8 @@ class StreamableHTTP(PostRoutes):
         elif self.fallback is not None:
             await self.fallback(scope, receive, send)
         else:
-            where = scope.get("root_path", "") + self.path
-            await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode())
+            where = mount_path(scope) + escape_path(self.path)  # one URL path, whatever was requested
+            await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode("ascii"))
 
     def _check_started(self) -> None:
         """Once: warn when this app serves while the instances sharing its store cannot be
@@ -328,7 +331,7 @@ class StreamableHTTP(PostRoutes):
             await plain(send, refusal[0], refusal[1].encode())
             return
         base = app_base(scope, headers, self.server.url_mode.public_url)
-        await serve_metadata(self.resource_metadata, f"{base}{self.path}", scope, send)
+        await serve_metadata(self.resource_metadata, f"{base}{escape_path(self.path)}", scope, send)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, parent: object = None) -> AsyncIterator[None]:

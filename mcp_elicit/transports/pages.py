@@ -15,7 +15,9 @@ Rules:
   follow it, leaves the link working. Opened again in the browser holding the page, the
   link leads to the page again; in any other it is used up. Later visits need the
   browser's flow cookie (HttpOnly, path-scoped, ``Secure`` when the browser is on https:
-  the request's scheme, or the public URL's behind a proxy that ends TLS).
+  the request's scheme, or the public URL's behind a proxy that ends TLS). The pages'
+  paths, in links, redirects and cookies, carry the mount path as a URL's path
+  (``mount_path``), never decoded as ASGI gives it.
 * The browser user must be the principal who started the flow: the server's ``PageAuth``
   says who is signed in; a server without one is single-user and serves the pages only to
   loopback connections. A different user is refused and the flow is left untouched. The
@@ -91,6 +93,7 @@ from mcp_elicit.server.flows import ClaimsExhausted, Flow
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
+from mcp_elicit.transports.mount_path import cookie_path, mount_path
 from mcp_elicit.transports.page_callback import callback_page
 from mcp_elicit.transports.page_expiry import expiry_notice
 from mcp_elicit.transports.page_html import (
@@ -156,7 +159,7 @@ def _set_flow_cookie(
         _cookie_name(flow.id),
         value,
         max_age=max(math.ceil(flow.expires - url_mode.clock()), 1),  # not before the flow ends
-        path=path,
+        path=cookie_path(path),
         secure=request.url.scheme == "https" or public.lower().startswith("https://"),
         httponly=True,
         samesite=samesite,
@@ -475,8 +478,9 @@ async def _form(request: Request) -> dict[str, str] | None:
 def _pages(url_mode: UrlMode, request: Request) -> str:
     """Where the pages are as the browser sees them: under the public URL's path, if it
     has one (a proxy that strips it forwards ``/mcp-elicit/...`` here); else under the
-    prefix the app is mounted at (``root_path``: Starlette's ``Mount``, ``--root-path``)."""
+    prefix the app is mounted at (``root_path``: Starlette's ``Mount``, ``--root-path``), as
+    a URL's path (``mount_path``)."""
     public = url_mode.public_url
     if public:
         return urllib.parse.urlsplit(public).path.rstrip("/") + PAGES_PATH
-    return str(request.scope.get("root_path", "")) + PAGES_PATH
+    return mount_path(request.scope) + PAGES_PATH
