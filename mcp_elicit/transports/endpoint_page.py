@@ -19,6 +19,10 @@ Rules:
   URL shown is one URL, on one line, that ``check`` can use, never lines of text a link's
   path slips onto the page. Everything shown is HTML-escaped all the same, and the
   command shell-quoted.
+* Whether a GET gets the page, the text or the bare 405 depends on its ``Accept``,
+  ``MCP-Protocol-Version`` and ``Mcp-Session-Id``: each of those answers names them in
+  ``Vary`` (``VARY``), so that a cache (a 405 is cacheable by default) never gives a
+  browser a client's answer, nor a client a page.
 * The page carries every page's headers (``page_html.HEADERS``: ``no-store``, a strict
   Content-Security-Policy, no framing, no referrer); the text ``no-store`` and ``nosniff``.
 """
@@ -39,7 +43,7 @@ from mcp_elicit.transports.page_html import html_page
 from mcp_elicit.wire.headers import VERSION_HEADER
 from mcp_elicit.wire.versions import SUPPORTED
 
-__all__ = ["endpoint_page", "endpoint_url", "wants_page"]
+__all__ = ["VARY", "endpoint_page", "endpoint_url", "wants_page"]
 
 Kind = Literal["html", "text"]
 
@@ -48,7 +52,9 @@ _HOST: Final = re.compile(r"(?:[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?:
 #: What the command names when the request's own address cannot be shown.
 _SOMEWHERE: Final = "<this page's address>"
 _REVISIONS: Final = ", ".join(SUPPORTED[:-1]) + " and " + SUPPORTED[-1]
-_ALLOW: Final = {"Allow": "POST"}
+#: The request headers a GET's 405 (the page, the text or the bare one) depends on.
+VARY: Final = "Accept, MCP-Protocol-Version, Mcp-Session-Id"
+_ALLOW: Final = {"Allow": "POST", "Vary": VARY}
 
 
 def wants_page(headers: Mapping[str, str]) -> Kind | None:

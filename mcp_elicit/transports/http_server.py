@@ -30,7 +30,8 @@ Rules:
   balancers with an idle timeout do not cut it.
 * A GET without a session is 405 (``Allow: POST``), as both revisions ask; a person's
   browser gets it as a page saying what the endpoint is and how to try it
-  (``endpoint_page``). Every 405 names the methods allowed (``Allow``).
+  (``endpoint_page``), so each names in ``Vary`` the headers that choose. Every 405 names
+  the methods allowed (``Allow``).
 * POSTs are served by ``http_post``, sessions of 2025-11-25 clients by ``http_sessions``
   (``route``: the session ids name this instance, for a load balancer); responses are
   built by ``http_exchange``.
@@ -83,7 +84,7 @@ from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
-from mcp_elicit.transports.endpoint_page import endpoint_page, endpoint_url, wants_page
+from mcp_elicit.transports.endpoint_page import VARY, endpoint_page, endpoint_url, wants_page
 from mcp_elicit.transports.host_check import HostCheck
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
@@ -270,11 +271,11 @@ class StreamableHTTP(PostRoutes):
             url = endpoint_url(scope, headers, self.path, self.server.url_mode.public_url)
             await endpoint_page(kind, url)(scope, receive, send)
         elif method in ("GET", "DELETE"):
+            extra = [(b"allow", b"POST")]
+            if method == "GET":  # a person's browser gets a page instead
+                extra.append((b"vary", VARY.encode("ascii")))
             await plain(
-                send,
-                405,
-                b"Method Not Allowed: send each JSON-RPC message as its own POST",
-                extra=[(b"allow", b"POST")],
+                send, 405, b"Method Not Allowed: send each JSON-RPC message as its own POST", extra=extra
             )
         else:  # GET and DELETE are served only with a session id
             allowed = b"GET, POST, DELETE" if "mcp-session-id" in headers else b"POST"

@@ -194,6 +194,28 @@ async def test_a_mount_path_from_the_request_is_shown_escaped_as_one_url(accept:
     assert f"mcp-elicit check {origin}/caf%C3%A9%20b%3Cc%3E/mcp" in spaced.text
 
 
+async def test_every_get_405_says_which_headers_chose_it() -> None:
+    """The page, the text and the bare 405 share a URL, and the request's ``Accept`` (with
+    ``MCP-Protocol-Version`` and ``Mcp-Session-Id``) chooses among them: each says so in
+    ``Vary``, since a 405 may be cached (RFC 9110, 15.5.6: heuristically cacheable), and a cache
+    must not give a browser a client's 405 or a client the page. A DELETE's does not vary."""
+    gets = [
+        {"accept": CHROME},
+        {"accept": "text/plain"},
+        {"accept": "text/event-stream"},
+        {"accept": CHROME, "mcp-protocol-version": "2026-07-28"},
+        {},
+    ]
+    async with serving() as origin, httpx.AsyncClient(timeout=10) as http:
+        answers = [await http.get(f"{origin}/mcp", headers=headers) for headers in gets]
+        deleted = await http.delete(f"{origin}/mcp")
+    for headers, response in zip(gets, answers, strict=True):
+        assert response.status_code == 405, headers
+        named = {name.strip().lower() for name in response.headers["vary"].split(",")}
+        assert named == {"accept", "mcp-protocol-version", "mcp-session-id"}, headers
+    assert deleted.status_code == 405 and "vary" not in deleted.headers
+
+
 async def test_every_405_names_the_methods_allowed() -> None:
     """RFC 9110, 15.5.6: a 405 MUST carry ``Allow``. The endpoint (with and without a
     session, a person's GET included), the protected-resource metadata and the hosted pages."""
