@@ -196,13 +196,15 @@ class ElicitationRequest:
 
     def describe(self) -> str:
         """Which server, which question, which fields: for reports to a person (and the
-        errors a server is sent), each of the server's texts cut short."""
+        errors a server is sent), each of the server's texts cut short. A URL-mode URL is
+        redacted first (``redact_uri``: a one-time code or token in its query, a password),
+        then cut."""
         key = _cut(self.key)
         what = (
             f"question {_cut(key)!r} ({_cut(self.message)!r})" if self.message else f"question {_cut(key)!r}"
         )
         fields = f"; fields: {_cut(', '.join(self.fields))}" if self.fields else ""
-        url = f"; url: {_cut(self.url)}" if self.url else ""
+        url = f"; url: {_cut(redact_uri(self.url))}" if self.url else ""
         return f"{self.server} asked {what} during {self.origin} [{self.mode} mode{fields}{url}]"
 
 

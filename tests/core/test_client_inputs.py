@@ -182,6 +182,34 @@ def test_url_mode() -> None:
 
 
 @pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://login.example/cb?code=SECRET&state=SECRET", "url: https://login.example/cb?REDACTED]"),
+        (
+            "https://me:SECRET@pay.example/p#token=SECRET",
+            "url: https://REDACTED:REDACTED@pay.example/p#REDACTED]",
+        ),
+        # redacted first, then cut: a long path does not push the query past the cut unredacted
+        ("https://pay.example/" + "p" * 40 + "?otp=SECRET" + "x" * 200, "?REDACTED]"),
+        ("https://pay.example/" + "p" * 300 + "?otp=SECRET", "p..."),
+    ],
+)
+def test_a_url_mode_link_is_described_without_its_code_or_token(url: str, shown: str) -> None:
+    """A URL-mode link often carries a one-time code or a token in its query (or a password,
+    a fragment): the description, which reaches reports and the errors a server is sent,
+    redacts it before it cuts it short."""
+    request = parse_elicitation(
+        {"mode": "url", "message": "Sign in", "url": url, "elicitationId": "e1"},
+        server=SERVER,
+        key="e1",
+        origin=ORIGIN,
+    )
+    text = request.describe()
+    assert "SECRET" not in text and shown in text, text
+    assert request.url == url  # what is opened stays as sent
+
+
+@pytest.mark.parametrize(
     ("uri", "shown"),
     [
         (
