@@ -62,6 +62,24 @@ _STDERR_KEEP: Final = 64 * 1024
 _EXIT_READ: Final = 0.5
 
 
+def _shown(command: object) -> str:
+    """A command given as something other than a list of strings, as the error refusing it
+    shows it: its words as ``command_redaction`` shows them (no ``--api-key``'s value, no
+    URL's password), a string's (or bytes') quoted as given."""
+    if isinstance(command, bytes):
+        return "b" + _shown(command.decode("utf-8", errors="replace"))
+    if isinstance(command, str):
+        try:
+            words = shlex.split(command)
+        except ValueError:  # an unclosed quote: split at spaces
+            words = command.split()
+        return repr(shlex.join(redact_command(words)))
+    if isinstance(command, Sequence):  # a word that is not a string: the strings redacted
+        told = iter(redact_command([word for word in command if isinstance(word, str)]))
+        return repr([next(told) if isinstance(word, str) else word for word in command])
+    return repr(command)
+
+
 class StdioTransport:
     """A server process spoken to over its stdin and stdout."""
 
@@ -79,7 +97,7 @@ class StdioTransport:
         args = [] if isinstance(command, str | bytes) else list(command)
         if not all(isinstance(arg, str | os.PathLike) for arg in args) or (args == [] and command):
             raise TypeError(
-                f"the server command is a list of strings (['python', 'server.py']), not {command!r}; "
+                f"the server command is a list of strings (['python', 'server.py']), not {_shown(command)}; "
                 "split a command line with shlex.split(...)"
             )
         if not args:

@@ -164,6 +164,27 @@ def test_a_command_that_is_not_a_list_of_strings_is_refused_saying_so(command: o
         StdioTransport(command)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        ("python server.py --api-key=SECRET", "not 'python server.py --api-key=REDACTED'"),
+        ("python server.py --token SECRET 'a b", "not 'python server.py --token REDACTED"),
+        (b"python server.py --api-key=SECRET", "not b'python server.py --api-key=REDACTED'"),
+        (
+            ["python", "https://me:SECRET@h/", "--password", "SECRET", 3],
+            "not ['python', 'https://REDACTED:REDACTED@h/', '--password', 'REDACTED', 3]",
+        ),
+    ],
+)
+def test_a_command_refused_is_shown_without_its_secrets(command: object, shown: str) -> None:
+    """The error that refuses a command given as one string (or bytes, or with a word that
+    is not a string) quotes it as ``command_redaction`` shows a command: a secret option's
+    value, a URL's password left out, as the error reaches logs and tracebacks."""
+    with pytest.raises(TypeError) as caught:
+        StdioTransport(command)  # type: ignore[arg-type]
+    assert "SECRET" not in str(caught.value) and shown in str(caught.value), caught.value
+
+
 async def test_a_server_that_ignores_stdin_closing_is_terminated(tmp_path: Path) -> None:
     script = tmp_path / "stubborn.py"
     script.write_text(
