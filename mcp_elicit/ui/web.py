@@ -44,6 +44,9 @@ Rules:
 * The answer is checked again on the server before it is returned, so what reaches the
   client is exactly what the terminal answerer would give (``content`` without the
   defaults, which the client applies).
+* The page's ending is true when it is said: "Sent" where the answer is the response to
+  the server's request (2025-11-25); at 2026-07-28 that it goes with the retried request
+  or the task's next update (``web_pages.carried_by``), still to come.
 * The page warns before ``timeout`` ends (half of it, at most a minute, before) and offers
   "More time" (``POST /api/more-time``): the whole ``timeout`` again, as often as asked.
 * The page keeps an event stream open. When every stream of a page that was opened has
@@ -86,7 +89,7 @@ from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_assets import STATIC, asset
-from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, continue_page, end_page, page
+from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, carried_by, continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past
@@ -256,7 +259,8 @@ class _App:
             )
         if self.round.answers.done():  # a page reloaded after the end: it hears how now
             self.round.heard()
-            return _ended(410, "This question is no longer open", ended(self.round.reason))
+            carried = carried_by(self.round.requests[0])
+            return _ended(410, "This question is no longer open", ended(self.round.reason, carried))
         body = page(
             self.round.requests, csrf=self.round.csrf, left=self.round.left(), draft=self.round.cookie_name
         )

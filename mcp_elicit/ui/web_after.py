@@ -50,10 +50,14 @@ _HOW: Final = {
 }
 
 
-def ended(reason: str) -> str:
+def ended(reason: str, carried: str = "") -> str:
     """What a page loaded after its round ended (by ``reason``) says under its heading
-    ("This question is no longer open")."""
+    ("This question is no longer open"); ``carried``: what takes the answers to the server
+    when that was still to come as the round ended (``web_pages.carried_by``: 2026-07-28's
+    retry, or a task's update), when they were not sent with the round's end."""
     how = _HOW.get(reason)
+    if reason == "answered" and carried:
+        how = f"the answers were given, and go to the server with {carried}"
     return "There is nothing left to answer here." if how is None else f"{how[0].upper()}{how[1:]}."
 
 

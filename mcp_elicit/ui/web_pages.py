@@ -58,6 +58,7 @@ __all__ = [
     "RADIO_LIMIT",
     "REFUSED",
     "Checked",
+    "carried_by",
     "check_form",
     "continue_page",
     "end_page",
@@ -159,6 +160,19 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
 # ---- the page ----------------------------------------------------------------------------
 
 
+def carried_by(request: ElicitationRequest) -> str:
+    """What carries the answer to the server once the page has it, when that is still to
+    come (``ElicitationRequest.sent_with``): at 2026-07-28 "the retry of tools/call NAME"
+    or "the task's next update", sent once the round is answered, and which may still
+    fail; "" at 2025-11-25, where the answer is the response to the server's request and
+    goes at once. The page's ending says it ("Your answers go to ... with ..."), not "Sent"."""
+    if request.sent_with == "retry":
+        return f"the retry of {fit(str(request.origin), form_text.TITLE_MAX, length=True)}"
+    if request.sent_with == "tasks/update":
+        return "the task's next update"
+    return ""
+
+
 def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600.0, draft: str = "") -> str:
     """The whole page for one round of questions (all from the same server); ``left``:
     seconds until mcp-elicit stops waiting (the page warns before, and offers more time);
@@ -187,7 +201,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     said = in_title(first.message) if first.mode == "form" else ""
     asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
     title = f"{in_title(server.title or server.name)} {asked}"
-    return f"""{_head(title, SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
+    return f"""{_head(title, SCRIPTS)}<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}" data-carried="{html.escape(carried_by(first), quote=True)}">
 <header>
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1><span dir="auto">{who}</span>{version} {verb}</h1>

@@ -34,8 +34,11 @@ async def show(new_page: NewPage, opened: Opened, **options: Any) -> Page:
     return page
 
 
-async def review_and_send(page: Page) -> None:
+async def review_and_send(page: Page, said: str = "Sent") -> None:
+    """Review and send; the page then says ``said``: "Sent" where the answer goes at once
+    (2025-11-25, and a round started here without a client), "Answered" where it goes with
+    a 2026-07-28 retry or task update."""
     await page.click("#review")
     await expect(page.locator("#review-step")).to_be_visible()
     await page.click("#send")
-    await expect(page.locator("#finished-title")).to_have_text("Sent")
+    await expect(page.locator("#finished-title")).to_have_text(said)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import pytest
@@ -364,3 +366,35 @@ async def test_a_stream_cancelled_in_a_loop_that_goes_on_ends_its_response_and_s
         assert task.cancelled(), task
         assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}, sent
         assert round_.streams == 0
+
+
+@pytest.mark.parametrize(
+    ("sent_with", "said"),
+    [
+        ("", "The answers were sent."),
+        ("retry", "The answers were given, and go to the server with the retry of tools/call book_table."),
+    ],
+)
+async def test_a_page_reloaded_after_its_answers_says_how_they_travel(
+    monkeypatch: pytest.MonkeyPatch, sent_with: Literal["", "retry"], said: str
+) -> None:
+    """At 2026-07-28 the answers go with the retried request once the round is answered:
+    a page loaded after the end said they "were sent" before that request had gone."""
+    rounds = rounds_seen(monkeypatch)
+    request = dataclasses.replace(form_request(SMALL), sent_with=sent_with)
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_, "a1") as events:
+            async with _stream(client, opened, round_, "b2"):
+                pass  # the second tab's stream went down: the server is kept for it
+            body = {"action": "accept", "questions": [{"action": "accept", "values": ["3", None]}]}
+            sent = await client.post(
+                f"{opened.base}/api/answer", json=body, headers=api(csrf, **{_PAGE: "a1"})
+            )
+            assert sent.status_code == 200
+            assert "event: end" in "".join([chunk async for chunk in events])
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+        reloaded = await client.get(f"{opened.base}/form", headers={_PAGE: "b2"})
+        assert reloaded.status_code == 410
+        assert f"<p>{said}</p>" in reloaded.text, reloaded.text

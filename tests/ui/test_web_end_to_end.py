@@ -66,7 +66,7 @@ async def test_the_library_with_a_real_server_in_memory(new_page: NewPage) -> No
         await page.click("#review")
         await expect(page.locator("#q1-f0-error")).to_have_text("N must be at least 1")
         await page.fill("#q1-f0-input", "2")
-        await review_and_send(page)
+        await review_and_send(page, "Answered")  # 2026-07-28: it goes with the retry
         result = await asyncio.wait_for(call, 10)
     assert json.loads(result["content"][0]["text"]) == ["accept", {"mood": "good"}, "accept", {"n": 2}]
     retries = [
@@ -136,14 +136,14 @@ async def test_mcp_elicit_call_ui_web_end_to_end(new_page: NewPage, tmp_path: Pa
             await page.fill("#q0-f1-input", TOMORROW)
             await page.get_by_label("On the terrace").check()
             await page.get_by_label("vegan", exact=True).check()
-            await review_and_send(page)
+            await review_and_send(page, "Answered")  # 2026-07-28: it goes with the retry
             confirm = await new_page(**OSLO)
             await confirm.goto(await _link(links, 2, process))
             await expect(confirm.locator("#q0-message")).to_contain_text(
                 "Please confirm: Noma, Copenhagen, 2 people"
             )
             await expect(confirm.locator("#q0-f0-input")).to_be_checked()  # the default
-            await review_and_send(confirm)
+            await review_and_send(confirm, "Answered")
             code = await asyncio.wait_for(process.wait(), 30)
         finally:
             if process.returncode is None:

@@ -6,7 +6,7 @@
 // anything reaches the MCP client. All text from the server is set with textContent.
 // values.js (how typed values are read and shown), draft.js (what a reload keeps),
 // review.js (the answers shown back before they are sent), events.js (the answer server's
-// event stream: how the round ended) and urlstep.js (a URL question's Open and "I'm done")
+// event stream: how the round ended, and what the page says then) and urlstep.js (a URL question's Open and "I'm done")
 // load before it.
 "use strict";
 
@@ -43,22 +43,10 @@
   let dirty = false;
   let stopListening = () => {}; // the event stream (events.js), closed when the page ends
 
-  const ENDINGS = {
-    answered: state.every((s) => s.url !== null) // web pages only: nothing typed was sent
-      ? ["Done", `${server} was told that you are done. You can close this tab.`]
-      : ["Sent", `Your answers went to ${server}. You can close this tab.`],
-    decline: ["Declined", `${server} was told that you declined. You can close this tab.`],
-    cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
-    // taken back by the server or by mcp-elicit (its call ended, Ctrl-C): not the person's
-    // own Cancel, which the same words would claim ("the question was withdrawn", as the
-    // terminal says)
-    cancelled: ["Withdrawn", "The question was withdrawn before you answered, so nothing was sent. You can close this tab."],
-    closed: ["Cancelled", "The page was closed, so nothing was sent."],
-    stopped: ["Server stopped", `${server} stopped, so nothing was sent. You can close this tab.`],
-    timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
-    gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
-    finished: ["Done", `${server} says the step on that page is finished. You can close this tab.`],
-  };
+  // What the page says once the round ended, by how (events.js): data-carried is what takes
+  // the answer to the server when that is still to come (2026-07-28), "" when it went at once
+  const webOnly = state.every((s) => s.url !== null); // web pages only: nothing typed was sent
+  const ENDINGS = window.mcpElicitEvents.endings(server, app.dataset.carried || "", webOnly);
 
   // ---- values ------------------------------------------------------------------------
 

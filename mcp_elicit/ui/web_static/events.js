@@ -1,5 +1,6 @@
 // mcp-elicit: the browser answerer's event stream, on which the answer server says how the
-// round ended. Loaded before app.js (which uses it as window.mcpElicitEvents).
+// round ended, and what the page says for each ending. Loaded before app.js (which uses it
+// as window.mcpElicitEvents).
 //
 // The answer server stops when the round is over (after a while when a page's stream was
 // down then, so that the page can still learn how it ended): a stream that cannot come
@@ -72,5 +73,33 @@ window.mcpElicitEvents = (() => {
     };
   }
 
-  return Object.freeze({ follow });
+  // What the page says once the round ended, by how: [heading, text]. carried is what
+  // takes the answer to the server when that is still to come (web_pages.carried_by:
+  // 2026-07-28's retried request, or a task's next update, which may yet fail): the page
+  // says it goes with that. "" at 2025-11-25, where the answer is the response to the
+  // server's request, sent at once: the server was told. webOnly: the round asked
+  // only web-page steps, so nothing typed was sent.
+  function endings(server, carried, webOnly) {
+    const told = (what, that) =>
+      `${carried ? `${what} goes to ${server} with ${carried}` : `${server} was told that ${that}`}. You can close this tab.`;
+    const answered = carried
+      ? ["Answered", `Your answers go to ${server} with ${carried}. You can close this tab.`]
+      : ["Sent", `Your answers went to ${server}. You can close this tab.`];
+    return {
+      answered: webOnly ? ["Done", told("That you are done", "you are done")] : answered,
+      decline: ["Declined", told("That you declined", "you declined")],
+      cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
+      // taken back by the server or by mcp-elicit (its call ended, Ctrl-C): not the person's
+      // own Cancel, which the same words would claim ("the question was withdrawn", as the
+      // terminal says)
+      cancelled: ["Withdrawn", "The question was withdrawn before you answered, so nothing was sent. You can close this tab."],
+      closed: ["Cancelled", "The page was closed, so nothing was sent."],
+      stopped: ["Server stopped", `${server} stopped, so nothing was sent. You can close this tab.`],
+      timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
+      gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
+      finished: ["Done", `${server} says the step on that page is finished. You can close this tab.`],
+    };
+  }
+
+  return Object.freeze({ endings, follow });
 })();
