@@ -23,7 +23,7 @@ from mcp_elicit.ui.web import WebAnswerer
 from mcp_elicit.ui.web_after import ended
 from ui.web_rounds import open_round, url_request
 
-from support.axe import audit, blocking, describe
+from support.axe import audit, blocking, describe, missing
 from support.browser import NewPage
 from support.web_page import OSLO, expect, show
 
@@ -93,8 +93,9 @@ async def test_the_ending_says_how_the_answer_travels(new_page: NewPage, carried
             f'- region "{title}":\n  - heading "{title}" [level=2]\n  - paragraph: {text}'
         )
         await expect(page).to_have_title(f"{title} · Table bookings asks: Sure? · mcp-elicit")
-        found = await audit(page)
-        assert not blocking(found), describe(found)
+        if missing() is None:  # without axe-core the wording is still checked, not skipped mid-call
+            found = await audit(page)
+            assert not blocking(found), describe(found)
         result = await asyncio.wait_for(call, 10)
     said = "accept {'sure': True}" if action == "send" else "decline None"
     assert result["content"][0]["text"] == said
