@@ -14,11 +14,18 @@ Rules:
   has ended (a clean-up that awaits on its way out is closed again, a bounded number of
   times), whatever it raises on the way swallowed (it can only be the closed loop's
   complaint), and the task is marked as let go of, so it is not reported when collected.
-  A task that has ended, or whose loop still runs, is left alone. :func:`let_go_of_code`
+  First the future its innermost ``await`` waits on is marked cancelled (its callbacks
+  dropped, as the closed loop refuses to schedule them): the clean-up of the ``await``
+  being closed (``asyncio.Queue.get``'s, ``asyncio.wait_for``'s) then finds it done, and
+  does not meet "Event loop is closed" on its way out, for a handler's ``except
+  Exception`` around it to log as the request's failure. A task that has ended, or whose
+  loop still runs, is left alone. :func:`let_go_of_code`
   does so for every pending task of a closed loop whose coroutine is defined in one
   package: the tasks a library started for the work let go of (``asyncio.gather``'s,
   ``asyncio.wait_for``'s), which no caller holds. Any such task of that package is let
-  go of, whoever began it: on a closed loop none can ever run again.
+  go of, whoever began it: on a closed loop none can ever run again. What they wait on
+  is marked cancelled for them all before the first is closed, so that one's clean-up
+  cancelling another (a session's end cancelling its requests) meets no closed loop.
 * :func:`shut_down` ends a connection whose transport belongs to a closed loop: closing
   it would go through that loop (and fail, "Event loop is closed"), so the socket is
   shut down (the peer sees the connection end at once: a command it had only in part is
@@ -49,6 +56,7 @@ def let_go(task: asyncio.Future[Any]) -> None:
     # What asyncio itself does for a task it gives up on (run_until_complete): never said.
     with contextlib.suppress(AttributeError):
         task._log_destroy_pending = False  # type: ignore[attr-defined]
+    _drop_waiter(task)
     coro = task.get_coro() if isinstance(task, asyncio.Task) else None
     if not inspect.iscoroutine(coro):
         return
@@ -65,10 +73,24 @@ def let_go_of_code(loop: asyncio.AbstractEventLoop, package: str) -> None:
     if not loop.is_closed():
         return
     where = os.path.join(os.path.abspath(package), "")
+    tasks = []
     for task in asyncio.all_tasks(loop):
         code = getattr(task.get_coro(), "cr_code", None)
         if code is not None and os.path.abspath(code.co_filename).startswith(where):
-            let_go(task)
+            tasks.append(task)
+    for task in tasks:  # all of them first: a clean-up may cancel another's
+        _drop_waiter(task)
+    for task in tasks:
+        let_go(task)
+
+
+def _drop_waiter(task: asyncio.Future[Any]) -> None:
+    """Mark what ``task`` (pending on a closed loop) waits on as cancelled, its callbacks
+    dropped: the closed loop refuses to schedule them, after the mark (never raises)."""
+    waiter = getattr(task, "_fut_waiter", None)
+    if isinstance(waiter, asyncio.Future) and not waiter.done():
+        with contextlib.suppress(RuntimeError):  # "Event loop is closed": marked all the same
+            waiter.cancel()
 
 
 def shut_down(writer: asyncio.StreamWriter | None) -> None:

@@ -29,6 +29,7 @@ from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.memory import connect_memory
 
 from support.memory import MemoryClient
+from support.subscriptions import build as listened
 from support.tasks import WITH_TASKS
 from support.waiting import eventually, hang_guard
 
@@ -219,3 +220,36 @@ def test_a_start_while_the_first_loop_still_runs_says_what_to_do() -> None:
         other.call_soon_threadsafe(other.stop)
         thread.join(timeout=60)
         other.close()
+
+
+def test_a_loop_closed_while_a_client_listens_is_let_go_of_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    # the listen request waits in an asyncio.Queue's get, whose clean-up cancels the future
+    # it waits on: on the closed loop that raised "Event loop is closed" into the request,
+    # which the dispatcher logged as the request's failure once the next start let go of it
+    app = listened()
+    kept: list[object] = []
+
+    async def first() -> None:
+        connected = connect_memory(app)  # its block never left, as in a test that failed
+        client = await connected.__aenter__()
+        listening = client.listen(resource_uris=["file:///notes.txt"])
+        changes = await listening.__aenter__()
+        kept.extend((connected, listening))
+        assert app.notify_resource_updated("file:///notes.txt") == 1
+        assert (await changes.__anext__())[0] == "notifications/resources/updated"
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(first())
+    loop.close()  # the listen request still pending on it
+    del loop
+    caplog.set_level(logging.DEBUG)
+
+    async def second() -> list[str]:
+        async with connect_memory(app) as client:
+            return [r["uri"] for r in await client.list_resources()]
+
+    assert asyncio.run(second()) == ["file:///notes.txt"]
+    kept.clear()
+    gc.collect()
+    said = [f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not said, said
