@@ -65,7 +65,10 @@ Rules:
   loop: what it had under way is let go of and its connections shut down
   (``stores.closed_loops``), with nothing said on stderr; the commands then under way
   never return to their callers, whose loop is gone, and Redis runs only those it had
-  received whole.
+  received whole. A subscription whose block is left as its holder's task is let go of
+  there (a server's relay, on its next start on a new loop) is let go of so too, its
+  connection shut down, not closed through the closed loop (which failed and left it
+  open, where the store's close no longer found it).
 * A cancelled command, subscription or ``next`` is cancelled, at once and always: each runs
   on a task of its own, cancelled again until it has ended. redis-py alone does not
   promise it: it writes with ``asyncio.wait_for``, which on Python 3.11 drops a
@@ -306,7 +309,10 @@ class RedisStore:
             yield sub
         finally:
             self._subs.discard(sub)
-            await sub.aclose()
+            if self._loop is not None and self._loop.is_closed():  # its holder's task let go of
+                _let_go_of_subscription(sub)
+            else:
+                await sub.aclose()
 
     async def _named(self, command: Awaitable[T]) -> T:
         """``command``'s result; a Redis error raised again (same class) with the store's
@@ -450,3 +456,15 @@ def _client(aioredis: ModuleType, redis_url: str) -> Redis:
 
 def _px(ttl: float | None) -> int | None:
     return None if ttl is None else max(1, math.ceil(min(ttl * 1000, MAX_PX)))
+
+
+def _let_go_of_subscription(sub: RedisSubscription) -> None:
+    """Let go of ``sub``, whose event loop is closed: its reader, then its connection,
+    shut down (what ``RedisStore._let_go_of_connections`` does for those it still holds)."""
+    connection = sub._pubsub.connection
+    writer = getattr(connection, "_writer", None)  # before the reader's clean-up takes it
+    sub.let_go()
+    shut_down(writer)
+    if connection is not None:
+        with contextlib.suppress(Exception):
+            connection._close()

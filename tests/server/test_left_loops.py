@@ -15,6 +15,7 @@ import contextlib
 import gc
 import logging
 import threading
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -31,7 +32,7 @@ from mcp_elicit.transports.memory import connect_memory
 from support.memory import MemoryClient
 from support.subscriptions import build as listened
 from support.tasks import WITH_TASKS
-from support.waiting import eventually, hang_guard
+from support.waiting import HANG_GUARD, eventually, hang_guard
 
 
 class Pool:
@@ -253,3 +254,56 @@ def test_a_loop_closed_while_a_client_listens_is_let_go_of_quietly(caplog: pytes
     gc.collect()
     said = [f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records if r.levelno >= logging.WARNING]
     assert not said, said
+
+
+def test_a_loop_closed_with_the_relay_on_redis_is_let_go_of_quietly(
+    redis_url: str, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # Servers sharing a Redis, their relays subscribed, a client listening; the loop
+    # closed with no cancelling. The next start let go of the relay's task, whose
+    # subscription block then closed its PubSub through the closed loop: that failed
+    # ("Future exception was never retrieved ... Event loop is closed") and left its
+    # connection open, where the store's close no longer found it (ResourceWarning).
+    # Now it is shut down, nothing is said, and the relay hears again.
+    store = f"{redis_url}?prefix=test-{uuid.uuid4().hex[:12]}"
+    servers = [listened(), listened()]
+    for server in servers:
+        server.configure_url_mode(store=store)
+    kept: list[object] = []
+
+    async def run() -> str:
+        for server in servers:
+            await server.start()
+            assert server.relay.listening is not None
+            await asyncio.wait_for(server.relay.listening.wait(), HANG_GUARD)
+        connected = connect_memory(servers[-1])
+        client = await connected.__aenter__()  # its block never left, as in a test that failed
+        listening = client.listen(resource_uris=["file:///notes.txt"])
+        changes = await listening.__aenter__()
+        kept.extend((connected, listening))
+        servers[0].notify_resource_updated("file:///notes.txt")
+        async with hang_guard("the update heard through Redis"):  # its PUBLISH done: none under way
+            method, _ = await changes.__anext__()
+        return method
+
+    loop = asyncio.new_event_loop()
+    assert loop.run_until_complete(run()) == "notifications/resources/updated"
+    loop.close()
+    del loop
+    caplog.set_level(logging.DEBUG, logger="asyncio")
+    assert asyncio.run(run()) == "notifications/resources/updated"
+    kept.clear()
+
+    async def stop() -> None:
+        for server in servers:
+            await server.stop()
+
+    asyncio.run(stop())
+    gc.collect()  # a connection left open: ResourceWarning, an error here
+    said = [f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [line for line in said if "no state key is configured" not in line], said
+    assert not noise(capfd.readouterr().err)
+
+
+def noise(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "destroyed" in line or "never" in line or "closed" in line]
