@@ -11,7 +11,8 @@ Rules:
   stop or a ``begin_stop`` on another loop, while starts are held (or a stop's release is
   under way) there, looks at that loop:
 
-  - it still runs (on another thread): ``RuntimeError``, saying that a server serves on
+  - it still runs (on another thread): ``ServedElsewhere`` (a ``RuntimeError``; an
+    HTTP app's lifespan start-up reports it failed), saying that a server serves on
     one event loop at a time and what to do (stop it there first, or give each loop a
     ``Server`` of its own). Nothing is shared between two loops in silence: the relay,
     the tasks and the lifespan's value (a pool) belong to one loop.
@@ -44,10 +45,15 @@ from typing import Any
 
 from mcp_elicit.stores.closed_loops import let_go, let_go_of_code
 
-__all__ = ["drop", "ended", "let_go_of_package"]
+__all__ = ["ServedElsewhere", "drop", "ended", "let_go_of_package"]
 
 #: This package's directory: what a closed loop left of it is let go of.
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class ServedElsewhere(RuntimeError):
+    """A start (or stop) refused: the server is started on another event loop, which still
+    runs. A ``RuntimeError``; a transport's start-up tells its host it failed, saying so."""
 
 
 def ended(loop: asyncio.AbstractEventLoop | None, name: str) -> bool:
@@ -61,7 +67,7 @@ def ended(loop: asyncio.AbstractEventLoop | None, name: str) -> bool:
     if loop is None or loop is here:
         return False
     if loop.is_running():
-        raise RuntimeError(elsewhere(name))
+        raise ServedElsewhere(elsewhere(name))
     return True
 
 

@@ -80,6 +80,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
+from mcp_elicit.server.left_loops import ServedElsewhere
 from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
@@ -362,7 +363,7 @@ class StreamableHTTP(PostRoutes):
                     keep_page_secrets_out()
                     try:
                         await start_for(self.server, self)
-                    except ConfigError as exc:
+                    except (ConfigError, ServedElsewhere) as exc:  # raised, uvicorn's "auto" would serve on
                         await send({"type": "lifespan.startup.failed", "message": str(exc)})
                         return
                     started, self.draining = True, False  # served again: it answers again

@@ -22,14 +22,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
 
 from mcp_elicit import Context, Form, Integer, Server
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
 from mcp_elicit.stores.base import Subscription
 from mcp_elicit.stores.memory import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.memory import connect_memory
 
 from support.memory import MemoryClient
+from support.procs import free_port
 from support.subscriptions import build as listened
 from support.tasks import WITH_TASKS
 from support.waiting import HANG_GUARD, eventually, hang_guard
@@ -307,3 +310,39 @@ def test_a_loop_closed_with_the_relay_on_redis_is_let_go_of_quietly(
 
 def noise(err: str) -> list[str]:
     return [line for line in err.splitlines() if "destroyed" in line or "never" in line or "closed" in line]
+
+
+@pytest.mark.parametrize("lifespan", ["auto", "on"])
+def test_an_http_app_on_a_second_loop_fails_its_start_up_while_the_first_runs(
+    lifespan: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The refusal was raised out of the app's lifespan: uvicorn's default lifespan="auto"
+    # took that for an app without lifespan support and served on, requests on this loop
+    # using what the server holds on the other (the silent sharing the refusal is for).
+    events: list[str] = []
+    app = pooled(events)
+    other = asyncio.new_event_loop()
+    thread = threading.Thread(target=other.run_forever, daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(app.start(), other).result(timeout=HANG_GUARD)
+
+        async def serve() -> None:
+            config = uvicorn.Config(
+                StreamableHTTP(app), host="127.0.0.1", port=free_port(), lifespan=lifespan, log_level="error"
+            )
+            with pytest.raises(SystemExit):
+                async with hang_guard("uvicorn refusing to start", 10.0):
+                    await uvicorn.Server(config).serve()  # exits when the start-up fails
+
+        asyncio.run(serve())
+        assert (
+            "server 'twice' is already started on another event loop, which still runs"
+            in capsys.readouterr().err
+        )
+        asyncio.run_coroutine_threadsafe(app.stop(), other).result(timeout=HANG_GUARD)
+        assert events == ["enter", "exit"]  # the running one was left alone until its stop
+    finally:
+        other.call_soon_threadsafe(other.stop)
+        thread.join(timeout=HANG_GUARD)
+        other.close()
