@@ -345,11 +345,21 @@ async def _call_for(method: Callable[..., Awaitable[None]], transport: object) -
 async def _to_its_end(work: Awaitable[None]) -> None:
     """Run ``work`` in a task of its own and wait for its end, however often the caller is
     cancelled meanwhile (an anyio cancel scope cancels every await, not only the first);
-    what it raised is raised then (a cancellation of the caller's is its own to raise)."""
+    then the caller's cancellation is raised, if it came (what ``work`` raised is dropped:
+    the caller is told it was cancelled, as asked, not of a start that failed), else what
+    ``work`` raised."""
     task = asyncio.ensure_future(work)
+    cancelled: asyncio.CancelledError | None = None
     while not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await asyncio.shield(task)
+        except asyncio.CancelledError as exc:
+            if not task.done():  # the caller's, not the work's own
+                cancelled = exc
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()  # retrieved: never reported as lost
+        raise cancelled
     task.result()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,7 +28,7 @@ from mcp_elicit.transports.memory import connect_memory
 from support.memory import MemoryClient
 from support.readme import REVISIONS
 from support.tasks import WITH_TASKS, settle
-from support.waiting import hang_guard
+from support.waiting import eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -375,3 +376,37 @@ async def test_a_start_cancelled_while_the_lifespan_opens_holds_nothing() -> Non
     await app.stop()  # a stop after it has nothing to let go
     with pytest.raises(RuntimeError, match="is not running"):
         app.lifespan_context  # noqa: B018
+
+
+async def test_a_cancel_while_a_failed_start_undoes_itself_is_raised(tmp_path: Path) -> None:
+    # The lifespan fails on entry (a ConfigError to raise), and the start is cancelled while
+    # it closes the store its check opened (the close waits behind a write another
+    # connection's lock holds up): the cancellation was swallowed, the start raising the
+    # ConfigError with the task's cancel request pending and never delivered.
+    path = tmp_path / "state.db"
+    locked = sqlite3.connect(path, isolation_level=None)
+    writes: list[asyncio.Future[None]] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[None]:
+        locked.execute("BEGIN EXCLUSIVE")  # the store's next write waits for it
+        writes.append(asyncio.ensure_future(server.url_mode.store.put("x", "y", b"", ttl=60)))
+        raise OSError("no pool")
+        yield  # pragma: no cover
+
+    app = Server("undoing", lifespan=lifespan, store=f"sqlite:///{path}")
+    starting = asyncio.ensure_future(app.start())
+    try:
+        await eventually(lambda: writes and app.url_mode._store is None, "the start closing the store")
+        assert not starting.done()
+        starting.cancel()
+        await asyncio.sleep(0)
+    finally:
+        locked.execute("COMMIT")
+        locked.close()
+    async with hang_guard("the start undone"):
+        with pytest.raises(asyncio.CancelledError) as raised:
+            await starting
+    assert isinstance(raised.value.__context__, ConfigError), raised.value.__context__
+    assert starting.cancelled()
+    await asyncio.gather(*writes, return_exceptions=True)
