@@ -5,7 +5,7 @@ the write runs later, on the event loop (``server/url_steps.py`` reads what it w
 Rules:
 
 * The completions made on one event loop wait in one line, in the order they were made,
-  and one task of that loop writes them, one after another (``_Line``): while the store
+  and one task of that loop writes them, one after another (``Line``): while the store
   is down one write is tried at a time, however many people finish their steps
   meanwhile, and nothing is kept per completion but the completion itself. At most
   ``MAX_WAITING`` wait behind the one being written; past that the oldest are dropped, a
@@ -74,12 +74,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
+from mcp_elicit.server.step_line import Completion, Line, Told, holds, lost, names
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores.base import Store, backend_errors, failure_text, misconfigured
 from mcp_elicit.stores.closed_loops import let_go
@@ -97,44 +97,6 @@ RETRY_MOST = 30.0
 RETRY_FOR = 600.0
 #: How many completions wait at most on one event loop behind the one being written.
 MAX_WAITING = 10_000
-#: How many steps one log line names at most.
-_NAMED_MOST = 20
-
-#: What to publish once a completion is written: made at each try, a channel and a message
-#: (the relay's sealed notice, which lives for a minute: one made at the call would be
-#: refused as late by the instances reading it once an outage of the store is over).
-Told: TypeAlias = Callable[[], tuple[str, bytes]] | None
-
-
-@dataclass(eq=False, slots=True)
-class _Completion:
-    elicitation_id: str
-    principal: str | None
-    told: Told
-    until: float  # the loop's time at which it is given up
-    marked: bool = False  # its marker is written: what is left is to tell it
-
-
-class _Line:
-    """The completions made on one event loop, written in order by one task of that loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        #: Appended by ``record`` wherever it runs (one step, no lock); taken on the loop.
-        self.waiting: deque[_Completion] = deque()
-        self.writing: _Completion | None = None  # taken from ``waiting``, not yet written
-        self.task: asyncio.Task[None] | None = None
-        self.opened: dict[str, StepCompletions] = {}  # stores opened for its writes, by URL
-        self.wake: asyncio.Future[None] | None = None  # its pause before trying again
-        self.untold = False  # the store refuses the notices for its configuration: said
-
-    def take_all(self) -> list[_Completion]:
-        """Every completion it holds, taken out of it, in order."""
-        held = [] if self.writing is None else [self.writing]
-        self.writing = None
-        while self.waiting:  # popleft, not clear: one appended meanwhile is taken too
-            held.append(self.waiting.popleft())
-        return held
 
 
 @dataclass(slots=True)
@@ -148,7 +110,7 @@ class _Trouble:
 
 #: What a task under way does: write a line, or close a store (and its URL) that a line
 #: of a closed event loop left open.
-_Doing: TypeAlias = _Line | tuple[Store, str]
+_Doing: TypeAlias = Line | tuple[Store, str]
 
 
 class StepRecords:
@@ -170,7 +132,7 @@ class StepRecords:
         # Changed one item at a time, never under a lock: ``record`` runs wherever its
         # caller is, a signal handler interrupting this module's own code included.
         self._writing: dict[asyncio.Task[None], _Doing] = {}  # the tasks under way
-        self._lines: dict[asyncio.AbstractEventLoop, _Line] = {}
+        self._lines: dict[asyncio.AbstractEventLoop, Line] = {}
         self._settling: set[asyncio.AbstractEventLoop] = set()  # loops whose lines give up
         #: A store that is down (not a URL that cannot be used): its write is tried again.
         self._down = tuple(kind for kind in backend_errors() if not issubclass(kind, ConfigError))
@@ -191,8 +153,8 @@ class StepRecords:
                 elicitation_id[:64],
             )
             return
-        line = self._lines.get(loop) or self._lines.setdefault(loop, _Line(loop))
-        line.waiting.append(_Completion(elicitation_id, principal, told, loop.time() + RETRY_FOR))
+        line = self._lines.get(loop) or self._lines.setdefault(loop, Line(loop))
+        line.waiting.append(Completion(elicitation_id, principal, told, loop.time() + RETRY_FOR))
         loop.call_soon_threadsafe(self._run, line)
 
     async def settle(self) -> None:
@@ -213,12 +175,12 @@ class StepRecords:
                 mine = {task for task in list(self._writing) if task.get_loop() is loop and not task.done()}
                 if mine:
                     await asyncio.wait(mine)
-                elif not _holds(self._lines.get(loop)):  # else one made meanwhile: its turn
+                elif not holds(self._lines.get(loop)):  # else one made meanwhile: its turn
                     return
         finally:
             self._settling.discard(loop)
 
-    def _run(self, line: _Line) -> None:
+    def _run(self, line: Line) -> None:
         """On the line's loop: drop what waits past the bound, and make sure its task runs."""
         excess = len(line.waiting) - MAX_WAITING
         if excess > 0:
@@ -228,9 +190,9 @@ class StepRecords:
                 "are dropped, not recorded (%s): 2026-07-28 requests waiting on them go on waiting "
                 "until their bound",
                 MAX_WAITING,
-                _names(dropped),
+                names(dropped),
             )
-        if _holds(line) and (line.task is None or line.task.done()):
+        if holds(line) and (line.task is None or line.task.done()):
             line.task = line.loop.create_task(self._drain(line))
             self._start(line.task, line)
 
@@ -241,7 +203,7 @@ class StepRecords:
     def _written(self, task: asyncio.Task[None]) -> None:
         self._writing.pop(task, None)
 
-    async def _drain(self, line: _Line) -> None:
+    async def _drain(self, line: Line) -> None:
         """Write ``line``'s completions in order until it is empty, then close what it opened."""
         # Each store a closed loop left is closed by a task of its own, started here (not in
         # ``record``, run by a loop that may never run it), all at once: a loop closed
@@ -277,13 +239,13 @@ class StepRecords:
             held = line.take_all()
             if held:
                 how = "while the store was down" if trouble.failing else "before it was done"
-                _lost(held, f"the write was cancelled {how}")
+                lost(held, f"the write was cancelled {how}")
             raise
         finally:
             if line.opened:  # cancelled, or failed: what it opened is closed all the same
                 await self._close_opened(line)
 
-    async def _write(self, line: _Line, done: _Completion) -> None:
+    async def _write(self, line: Line, done: Completion) -> None:
         notice = None if done.told is None else done.told()  # made now: see ``Told``
         steps = self._own()
         if steps is None:
@@ -301,7 +263,7 @@ class StepRecords:
         await steps.tell(done.elicitation_id, done.principal, notice)
         line.untold = False
 
-    def _failed(self, line: _Line, exc: Exception, trouble: _Trouble) -> float | None:
+    def _failed(self, line: Line, exc: Exception, trouble: _Trouble) -> float | None:
         """A write of ``line`` failed: give up what is due (logged), say what happened, and
         how long to wait before trying again (None: at once, the next one)."""
         said = _said(exc)
@@ -311,12 +273,12 @@ class StepRecords:
             return None
         if not isinstance(exc, self._down):  # not the store being down: this one only
             assert line.writing is not None
-            _lost([line.writing], said)
+            lost([line.writing], said)
             line.writing = None
             return None
         loop = line.loop
         if loop in self._settling:
-            _lost(line.take_all(), f"{said}; given up: the server is stopping")
+            lost(line.take_all(), f"{said}; given up: the server is stopping")
             return None
         now, due = loop.time(), []
         if line.writing is not None and line.writing.until <= now:
@@ -325,7 +287,7 @@ class StepRecords:
         while line.waiting and line.waiting[0].until <= now:  # made in order: the oldest first
             due.append(line.waiting.popleft())
         if due:
-            _lost(due, f"{said}; given up: tried for {RETRY_FOR:g} s")
+            lost(due, f"{said}; given up: tried for {RETRY_FOR:g} s")
         if line.writing is None and not line.waiting:
             return None
         trouble.failing = True
@@ -341,7 +303,7 @@ class StepRecords:
                     "again every %g s, each given up %g s after it was made; a server whose own "
                     "store URL is wrong must be restarted with the right one",
                     said,
-                    _names([head]) + (f" and {behind} more are" if behind else " is"),
+                    names([head]) + (f" and {behind} more are" if behind else " is"),
                     RETRY_MOST,
                     RETRY_FOR,
                 )
@@ -364,7 +326,7 @@ class StepRecords:
         )
         return delay
 
-    def _untold(self, line: _Line, done: _Completion, said: str) -> None:
+    def _untold(self, line: Line, done: Completion, said: str) -> None:
         """``done`` is recorded, but the store refuses to publish that it is, for its
         configuration (the Redis user's channels): said once while that lasts."""
         if line.untold:
@@ -382,7 +344,7 @@ class StepRecords:
             said,
         )
 
-    async def _pause(self, line: _Line, delay: float) -> None:
+    async def _pause(self, line: Line, delay: float) -> None:
         """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""
         wake = line.loop.create_future()
         line.wake = wake
@@ -393,7 +355,7 @@ class StepRecords:
         finally:
             line.wake = None
 
-    async def _close_opened(self, line: _Line) -> None:
+    async def _close_opened(self, line: Line) -> None:
         """Close every store ``line`` opened, whatever a close does (a cancellation is
         raised once they all are)."""
         cancelled = False
@@ -422,7 +384,7 @@ class StepRecords:
             if doing is not None:  # None: its own callback, or another loop, let go of it first
                 dead[task] = doing
         stores: list[tuple[Store, str]] = []
-        held: list[_Completion] = []
+        held: list[Completion] = []
         for loop in [loop for loop in list(self._lines) if loop.is_closed()]:
             line = self._lines.pop(loop, None)
             if line is None:  # another loop let go of it first
@@ -439,13 +401,9 @@ class StepRecords:
                 "an event loop was closed while completions of URL steps were being written on it "
                 "(%s): they may not be recorded. Await them before closing the loop (Server.stop(), "
                 "or cancel its tasks, as asyncio.run does)",
-                _names(held),
+                names(held),
             )
         return stores
-
-
-def _holds(line: _Line | None) -> bool:
-    return line is not None and (line.writing is not None or bool(line.waiting))
 
 
 def _said(exc: BaseException) -> str:
@@ -456,27 +414,6 @@ def _said(exc: BaseException) -> str:
     text = str(cause) or type(cause).__name__
     told = failure_text(cause)  # without "Redis store URL: ", which the store showed redacted
     return text[: len(text) - len(told)] + redact_urls(told)
-
-
-def _names(completions: Iterable[_Completion]) -> str:
-    ids = [repr(done.elicitation_id[:64]) for done in completions]
-    more = len(ids) - _NAMED_MOST
-    return ", ".join(ids[:_NAMED_MOST]) + (f" and {more} more" if more > 0 else "")
-
-
-def _lost(completions: list[_Completion], why: str) -> None:
-    if not completions:
-        return
-    one = len(completions) == 1
-    log.warning(
-        "the completion%s of URL step%s %s could not be recorded in the store (%s): 2026-07-28 "
-        "requests waiting on %s go on waiting until their bound",
-        "" if one else "s",
-        "" if one else "s",
-        _names(completions),
-        why,
-        "it" if one else "them",
-    )
 
 
 async def _close(store: Store, url: str) -> None:

@@ -41,7 +41,8 @@ from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext, http_meant
 from mcp_elicit.server.outgoing import check_url
-from mcp_elicit.server.step_records import StepRecords, Told
+from mcp_elicit.server.step_line import Told
+from mcp_elicit.server.step_records import StepRecords
 from mcp_elicit.server.url_asking import end_flow, run_flow
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault

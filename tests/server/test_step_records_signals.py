@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if not hasattr(os, "kill") or sys.platform == "win32":  # pragma: no cover
     pytest.skip("POSIX signals", allow_module_level=True)
 
-#: A webhook's process: each line run in ``step_records.py`` (each once) is interrupted by
+#: A webhook's process: each line run in ``step_records.py`` or ``step_line.py`` (each once) is interrupted by
 #: a signal whose handler completes another step. Says how many, then which were recorded.
 _SIGNALLED = """
 import asyncio, faulthandler, signal, sys
@@ -43,7 +43,7 @@ def on_signal(signum, frame):
         handling[0] = False
 
 def trace(frame, event, arg):
-    if not frame.f_code.co_filename.endswith("step_records.py"):
+    if not frame.f_code.co_filename.endswith(("step_records.py", "step_line.py")):
         return None
     where = (frame.f_code.co_name, frame.f_lineno)
     if event == "line" and not handling[0] and where not in seen:
