@@ -4,13 +4,15 @@ resource updated, a list changed, a task's course. The 2025-11-25 sessions and t
 store, the other instances' clients too (``server.relay``).
 
 Rules: each public one may be called from any thread (``on_loop``: it runs on the event
-loop); each says how many clients on this instance were told. A client hears only what
+loop; ``complete_elicitation`` from any thread at all, handed to the loop the server serves
+on without waiting for it); each says how many clients on this instance were told. A client hears only what
 it may see: a resource's update only if it may read it, a list change only of a kind
 its ``initialize`` result declared (2025-11-25), a URL step only its own principal's.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
@@ -43,6 +45,8 @@ class Announcements:
 
         def _readers(self, uri: str) -> Callable[[Principal | None], bool] | None: ...  # Dispatch's
 
+        def _serving_loop(self) -> asyncio.AbstractEventLoop | None: ...  # Lifecycle's
+
     @on_loop
     def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
         """The URL step ``elicitation_id`` of ``principal`` (the ``ctx.principal`` of the
@@ -52,8 +56,28 @@ class Announcements:
         (each question asked under it; ``Session.complete``): True when one was told here;
         those of other instances sharing the store are told through it (``relay``). The
         2026-07-28 requests held on it (``ctx.require_url``), on any instance sharing the
-        store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored."""
+        store, go on (``url_steps``, recorded without waiting). Unknown ids are ignored.
+
+        Callable from any thread. Called away from the event loop the server serves on
+        (a sync webhook's thread, a ``threading.Timer``, a thread running an event loop of
+        its own), it is handed to that loop (``call_soon_threadsafe``) and done there, in
+        the order made, exactly as if called there, and returns False at once: the sessions
+        are told there, a moment later, and nothing here waits for that loop. A server not
+        started anywhere does it where it is called: on a running event loop of the
+        caller's, recorded through a store opened for it (``server/step_records.py``); with
+        none, it is not recorded (a warning says so)."""
         subject = subject_of(principal)
+        serving = self._serving_loop()
+        if serving is not None and serving is not _running_loop():
+            try:
+                serving.call_soon_threadsafe(self._complete_elicitation, elicitation_id, subject)
+            except RuntimeError:  # closed since: as if the server were not started
+                pass
+            else:
+                return False
+        return self._complete_elicitation(elicitation_id, subject)
+
+    def _complete_elicitation(self, elicitation_id: str, subject: str | None) -> bool:
         notice = functools.partial(self.relay.completion, elicitation_id, subject)  # sealed when sent
         self.url_mode.step_completed(elicitation_id, subject, notice)
         return self.sessions.complete(elicitation_id, subject, self.telemetry)
@@ -95,3 +119,10 @@ class Announcements:
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())
         self.relay.mirror(record)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

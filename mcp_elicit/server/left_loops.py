@@ -34,6 +34,9 @@ Rules:
   before it was exited is exited as far as it goes without awaiting (what its ``finally``
   does before its first ``await``); ``asyncio.run`` exits it before it closes its loop.
 * Nothing here runs per request: it is looked at once per start, stop and ``begin_stop``.
+* The loop held is also where ``complete_elicitation`` made on any other thread is handed
+  (``Lifecycle._serving_loop``: while a start, or a stop's release, is held there and it
+  runs).
 """
 
 from __future__ import annotations

@@ -272,6 +272,15 @@ class Lifecycle:
             let_go_of_package(loop)  # the requests it was serving too, once it is closed
         return True
 
+    def _serving_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the server serves on: a start is held there (or a stop's release
+        is under way) and it runs; None when the server is not started anywhere. Read from
+        any thread (``complete_elicitation`` hands its work to that loop)."""
+        loop = self._loop
+        if loop is None or not (self._starts or self._releases) or not loop.is_running():
+            return None
+        return loop
+
     def _one_at_a_time(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
         if self._order is None or self._order[0] is not loop:

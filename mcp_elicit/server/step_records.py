@@ -25,10 +25,15 @@ Rules:
   connection, thread or lock on the store. A ``memory://`` store so opened is a fresh
   one, which nobody reads: that is right, as only a step asked in this process (whose ask
   opened the server's own store) could be released by it.
-* A webhook may call from several threads at once, each running an event loop of its own:
-  each loop has a line of its own, so stores of its own (a store's connections belong to
-  the loop that made them: a Redis pool waited on from another loop fails, "bound to a
-  different event loop"). ``settle`` writes the line of its own loop.
+* While the server serves, ``complete_elicitation`` called on any other thread (with or
+  without an event loop of its own) is handed to the server's loop and recorded there
+  (``server/announcements.py``): the server's store belongs to that loop. A process that
+  does not start the server records on the loop it is called on; with none running
+  there, the completion is not recorded (a warning says so). Such a webhook may call from
+  several threads at once, each running an event loop of its own: each loop has a line
+  of its own, so stores of its own (a store's connections belong to the loop that made
+  them: a Redis pool waited on from another loop fails, "bound to a different event
+  loop"). ``settle`` writes the line of its own loop.
 * ``record`` (``complete_elicitation``) takes no lock and never waits: it may run in a
   signal handler (``signal.signal``: on the main thread, between any two bytecodes of
   whatever runs there, this module's code included) or in code the collector calls. It
@@ -146,10 +151,12 @@ class StepRecords:
             loop = None
         if self._own() is None and self._url() is None:
             return
-        if loop is None:
+        if loop is None:  # the server is not started (else ``complete_elicitation`` handed it on)
             log.warning(
-                "complete_elicitation(%r) was called with no event loop running: 2026-07-28 requests "
-                "waiting on that step are not told; call it from the server's event loop",
+                "complete_elicitation(%r) was called with no event loop running while the server is "
+                "not started anywhere: the completion is not recorded, and 2026-07-28 requests "
+                "waiting on that step are not told. Call it while the server serves (from any "
+                "thread), or on an event loop that runs until it is written",
                 elicitation_id[:64],
             )
             return
