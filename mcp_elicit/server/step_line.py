@@ -6,6 +6,14 @@ Rules:
 * ``Line.waiting`` is appended to wherever ``record`` runs (a signal handler, another
   thread: one ``deque.append``, no lock); everything else of a line is used on its loop.
 * A log line names at most ``_NAMED_MOST`` steps, and says how many more.
+* Past its bound a line drops its oldest completions (``drop_over``): the first drop says
+  so at once, and those dropped within the next ``DROPS_SAID_EVERY`` seconds are said in
+  one warning when they end (then again at most once per such window), so an outage that
+  lasts, completions arriving one at a time, does not write a warning per completion.
+  What is gathered but not yet said is said when the line settles (``settle_drops``: the
+  server stopping) or is let go of with its closed loop.
+* A completion given up once its marker is written (only its notices were left to
+  publish) is recorded: it is said so (``lost``), not "could not be recorded".
 """
 
 from __future__ import annotations
@@ -25,6 +33,9 @@ log = logging.getLogger("mcp_elicit.server")
 
 #: How many steps one log line names at most.
 _NAMED_MOST = 20
+#: Seconds during which the completions a line drops past its bound are gathered into one
+#: warning, after the one said at once.
+DROPS_SAID_EVERY = 10.0
 
 #: What to publish once a completion is written: made at each try, a channel and a message
 #: (the relay's sealed notice, which lives for a minute: one made at the call would be
@@ -53,6 +64,55 @@ class Line:
         self.opened: dict[str, StepCompletions] = {}  # stores opened for its writes, by URL
         self.wake: asyncio.Future[None] | None = None  # its pause before trying again
         self.untold = False  # the store refuses the notices for its configuration: said
+        self.dropped: list[Completion] = []  # dropped past the bound, not yet said (named ones)
+        self.dropped_count = 0  # how many, named or not
+        self.bound = 0  # the bound they were dropped past
+        self.quiet: asyncio.TimerHandle | None = None  # a drop was said: the window's end
+
+    def drop_over(self, most: int) -> None:
+        """On the loop: drop the oldest waiting past ``most``, said as the rules say."""
+        excess = len(self.waiting) - most
+        if excess <= 0:
+            return
+        dropped = [self.waiting.popleft() for _ in range(excess)]
+        self.dropped += dropped[: max(0, _NAMED_MOST - len(self.dropped))]
+        self.dropped_count += excess
+        self.bound = most
+        if self.quiet is None:  # none said within the window: this one is, at once
+            self._said_in_window()
+
+    def _said_in_window(self) -> None:
+        """Say what was dropped since the last warning, if anything; then gather for a window."""
+        self.quiet = None
+        if not self.dropped_count:
+            return
+        self._say_dropped()
+        if not self.loop.is_closed():
+            self.quiet = self.loop.call_later(DROPS_SAID_EVERY, self._said_in_window)
+
+    def _say_dropped(self) -> None:
+        """Say, in one warning, the completions dropped and not said yet (none: nothing)."""
+        if not self.dropped_count:
+            return
+        count, named = self.dropped_count, self.dropped
+        self.dropped, self.dropped_count = [], 0
+        more = count - len(named)
+        log.warning(
+            "%d completions of URL steps wait for the store already, the most kept: the oldest "
+            "are dropped, not recorded (%s%s): 2026-07-28 requests waiting on them go on waiting "
+            "until their bound (completions dropped within %g s of this are said together)",
+            self.bound,
+            ", ".join(repr(done.elicitation_id[:64]) for done in named),
+            f" and {more} more" if more > 0 else "",
+            DROPS_SAID_EVERY,
+        )
+
+    def settle_drops(self) -> None:
+        """Say what was dropped and not yet said, and end the window (the line settles)."""
+        if self.quiet is not None:
+            self.quiet.cancel()
+            self.quiet = None
+        self._say_dropped()
 
     def take_all(self) -> list[Completion]:
         """Every completion it holds, taken out of it, in order."""
@@ -74,15 +134,32 @@ def names(completions: Iterable[Completion]) -> str:
 
 
 def lost(completions: list[Completion], why: str) -> None:
-    if not completions:
-        return
-    one = len(completions) == 1
-    log.warning(
-        "the completion%s of URL step%s %s could not be recorded in the store (%s): 2026-07-28 "
-        "requests waiting on %s go on waiting until their bound",
-        "" if one else "s",
-        "" if one else "s",
-        names(completions),
-        why,
-        "it" if one else "them",
-    )
+    """Say that ``completions`` are given up, for ``why``: not recorded, or (their marker
+    written) recorded but not told."""
+    unmarked = [done for done in completions if not done.marked]
+    marked = [done for done in completions if done.marked]
+    if unmarked:
+        one = len(unmarked) == 1
+        log.warning(
+            "the completion%s of URL step%s %s could not be recorded in the store (%s): 2026-07-28 "
+            "requests waiting on %s go on waiting until their bound",
+            "" if one else "s",
+            "" if one else "s",
+            names(unmarked),
+            why,
+            "it" if one else "them",
+        )
+    if marked:
+        one = len(marked) == 1
+        log.warning(
+            "the completion%s of URL step%s %s %s recorded in the store, but not told (%s): "
+            "2026-07-28 requests held on %s see it when they next look, and the 2025-11-25 "
+            "sessions of other instances waiting on %s are not told",
+            "" if one else "s",
+            "" if one else "s",
+            names(marked),
+            "is" if one else "are",
+            why,
+            "it" if one else "them",
+            "it" if one else "them",
+        )

@@ -10,7 +10,9 @@ Rules:
   meanwhile, and nothing is kept per completion but the completion itself. At most
   ``MAX_WAITING`` wait behind the one being written; past that the oldest are dropped, a
   warning naming them (the requests held on them are the nearest to their bound, the
-  newest have the most time left to be of use). Below it none is dropped unsaid.
+  newest have the most time left to be of use), those dropped one at a time during an
+  outage gathered into one warning per ``step_line.DROPS_SAID_EVERY`` seconds. Below it
+  none is dropped unsaid.
 * A completion goes into the server's store while the server holds it open (it started,
   or a request used it): the store stays open, for the server's lifetime. Which store is
   decided when the completion is written.
@@ -186,19 +188,13 @@ class StepRecords:
                     return
         finally:
             self._settling.discard(loop)
+            line = self._lines.get(loop)
+            if line is not None:
+                line.settle_drops()
 
     def _run(self, line: Line) -> None:
         """On the line's loop: drop what waits past the bound, and make sure its task runs."""
-        excess = len(line.waiting) - MAX_WAITING
-        if excess > 0:
-            dropped = [line.waiting.popleft() for _ in range(excess)]
-            log.warning(
-                "%d completions of URL steps wait for the store already, the most kept: the oldest "
-                "are dropped, not recorded (%s): 2026-07-28 requests waiting on them go on waiting "
-                "until their bound",
-                MAX_WAITING,
-                names(dropped),
-            )
+        line.drop_over(MAX_WAITING)
         if holds(line) and (line.task is None or line.task.done()):
             line.task = line.loop.create_task(self._drain(line))
             self._start(line.task, line)
@@ -400,6 +396,7 @@ class StepRecords:
                 url, steps = line.opened.popitem()
                 stores.append((steps.store, url))
             held += line.take_all()
+            line.settle_drops()
         stores += [doing for doing in dead.values() if isinstance(doing, tuple)]
         for task in dead:  # never to run on: ended here, not wherever the collector comes
             let_go(task)
