@@ -340,14 +340,20 @@ async def _ready() -> None:
     """Nothing to do (an answer to an exchange already closed)."""
 
 
-async def error_response(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) -> None:
+async def error_response(
+    send: Send,
+    rid: jsonrpc.RequestId | None,
+    exc: ProtocolError,
+    *,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     status = (
         exc.http_status
         if exc.http_status != 200
         else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
     )
     body = jsonrpc.encode_error(rid, exc)
-    headers = json_headers(body) + (retry_after(body) if status == 429 else [])
+    headers = json_headers(body) + (retry_after(body) if status == 429 else []) + (extra or [])
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -2,7 +2,9 @@
 
 Rules: a request names its session with ``Mcp-Session-Id``; an unknown, expired or
 foreign session is 404 (the client starts a new one); a version header other than the
-session's is 400, on POST, GET and DELETE alike. POSTed notifications and responses are
+session's is 400, on POST, GET and DELETE alike; a GET's refusal names in ``Vary`` the
+headers that chose it, as a GET's 405 does, so that a cache never gives a 404 of one
+session to another session's GET, nor to a browser. POSTed notifications and responses are
 202 (a response that does not decode is 400 without an id, and the question it answers
 is given up); requests run with a channel that can ask the client questions on their own
 stream. ``GET`` opens the session's standalone stream (completions, resource updates,
@@ -41,6 +43,7 @@ from mcp_elicit.log_labels import log_stray_response
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.telemetry import notifying
+from mcp_elicit.transports.endpoint_page import VARY
 from mcp_elicit.transports.http_exchange import (
     Exchange,
     Receive,
@@ -69,6 +72,9 @@ log = logging.getLogger("mcp_elicit.http")
 _ROUTE: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: The most foreign routes warned about (once each) in the log.
 _WARNED_ROUTES: Final = 32
+#: What a GET's refusal names in ``Vary``: the headers that chose it over the stream, the
+#: bare 405 or the page (a GET without a session), all at one URL (``endpoint_page``).
+_GET_VARY: Final = [(b"vary", VARY.encode("ascii"))]
 
 
 def route_prefix(route: str | None) -> str:
@@ -245,16 +251,19 @@ class SessionRoutes:
     ) -> None:
         """The standalone SSE stream of a session: completions, resource updates."""
         session = self._session(headers["mcp-session-id"], principal)
-        if session is None:
-            await error_response(send, None, self._not_found(headers["mcp-session-id"]))
+        if session is None:  # a 404 may be cached (RFC 9110, 15.5.5): never for a GET it does not fit
+            await error_response(send, None, self._not_found(headers["mcp-session-id"]), extra=_GET_VARY)
             return
         refusal = _version_refusal(session, headers)
         if refusal is not None:
-            await error_response(send, None, refusal)
+            await error_response(send, None, refusal, extra=_GET_VARY)
             return
         if not acceptable(headers.get("accept", "*/*"))[1]:
             await error_response(
-                send, None, InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406)
+                send,
+                None,
+                InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406),
+                extra=_GET_VARY,
             )
             return
         last = headers.get("last-event-id")

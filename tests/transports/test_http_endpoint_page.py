@@ -216,6 +216,20 @@ async def test_every_get_405_says_which_headers_chose_it() -> None:
     assert deleted.status_code == 405 and "vary" not in deleted.headers
 
 
+async def test_a_get_for_an_unknown_session_says_which_headers_chose_its_404() -> None:
+    """A GET naming a session the server does not hold gets a 404 at the same URL as the
+    405s above, and a 404 may be cached too (RFC 9110, 15.5.5): without ``Vary`` a cache
+    would give it to every later GET there, a browser's or another session's stream."""
+    async with serving() as origin, httpx.AsyncClient(timeout=10) as http:
+        gone = await http.get(
+            f"{origin}/mcp",
+            headers={"mcp-session-id": "no-such-session", "accept": "text/event-stream"},
+        )
+    assert gone.status_code == 404
+    named = {name.strip().lower() for name in gone.headers.get("vary", "").split(",")}
+    assert {"accept", "mcp-protocol-version", "mcp-session-id"} <= named
+
+
 async def test_every_405_names_the_methods_allowed() -> None:
     """RFC 9110, 15.5.6: a 405 MUST carry ``Allow``. The endpoint (with and without a
     session, a person's GET included), the protected-resource metadata and the hosted pages."""
