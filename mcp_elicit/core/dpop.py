@@ -70,9 +70,10 @@ def content_digest(body: bytes) -> str:
 
 
 def proof_target(url: str) -> str:
-    """The ``htu`` of a request to ``url``: the URL without its query and fragment."""
+    """The ``htu`` of a request to ``url``: the URL without its query and fragment, nor a
+    user and password (never part of the URI a request targets, RFC 9110, section 4.2.4)."""
     parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 class DpopKey:
@@ -283,6 +284,8 @@ def thumbprint(jwk: dict[str, Any]) -> str:
 
 #: A %-escape in a URL's path (RFC 3986, section 2.1).
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
+#: What a URI may hold (RFC 3986, section 2): nothing else is ever part of an ``htu``.
+_URI: Final = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
 #: RFC 3986's unreserved characters: %-escaped or not, the same URL (section 2.3).
 _UNRESERVED: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -302,17 +305,25 @@ def _same_target(htu: str, url: str) -> bool:
     """Whether ``htu`` names ``url`` (RFC 9449, section 4.3): compared after syntax-based
     and scheme-based normalization (RFC 3986, sections 6.2.2 and 6.2.3): scheme and host
     in any case, the default port or none, escapes in any case or unreserved ones not
-    escaped, a trailing ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``."""
+    escaped, a trailing ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``; nor
+    are dot segments taken out (a proof naming ``/a/../mcp`` is refused). An ``htu`` that
+    is not a URI (a space, a tab or line break, which ``urlsplit`` would silently drop,
+    letters beyond ASCII) or that names a user (``https://user@host/``: another URI, and an
+    error in an http(s) one, RFC 9110, section 4.2.4) names nothing."""
+    if not _URI.fullmatch(htu):
+        return False
 
     def canonical(value: str) -> tuple[str, str, int | None, str]:
         parts = urllib.parse.urlsplit(value)
+        if "@" in parts.netloc:
+            raise ValueError("a user in the URL")
         scheme = parts.scheme.lower()
         port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
         return scheme, (parts.hostname or "").lower(), port, _normal_escapes(parts.path).rstrip("/") or "/"
 
     try:
         return canonical(htu) == canonical(url)
-    except ValueError:  # a bad port
+    except ValueError:  # a bad port, a user
         return False
 
 

@@ -119,6 +119,7 @@ def test_only_a_p256_key_signs() -> None:
 def test_content_digest_and_proof_target() -> None:
     assert content_digest(b"") == "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"
     assert proof_target("http://127.0.0.1:8000/mcp?session=1") == "http://127.0.0.1:8000/mcp"
+    assert proof_target("https://ann:pw@mcp.example:8443/mcp#f") == "https://mcp.example:8443/mcp"
 
 
 # ---- challenges, metadata, token answers ---------------------------------------------
@@ -314,6 +315,8 @@ def test_our_own_proof_verifies_with_our_thumbprint() -> None:
         ("https://mcp.example/a%2Fb/mcp", "https://mcp.example/a/b/mcp", False),
         ("https://mcp.example/a%20b/mcp", "https://mcp.example/a%2520b/mcp", False),
         ("https://mcp.example/a b/mcp", "https://mcp.example/a%20b/mcp", False),  # not a URL
+        ("https://mcp.example/a/../mcp", "https://mcp.example/mcp", False),  # dot segments: not taken out
+        ("https://[::1]:8443/mcp", "https://[::1]:8443/mcp", True),
     ],
 )
 def test_the_htu_is_compared_after_rfc_3986_normalization(htu: str, url: str, same: bool) -> None:
@@ -329,6 +332,29 @@ def test_the_htu_is_compared_after_rfc_3986_normalization(htu: str, url: str, sa
 
 
 EC = ECKey.generate_key("P-256")
+
+
+@pytest.mark.parametrize(
+    "htu",
+    [
+        "https://mcp.example/m\tcp",  # urlsplit drops a tab...
+        "https://mcp.example/m\ncp",  # ...a line break...
+        " https://mcp.example/mcp",  # ...and a leading space
+        "https://mcp.example/mcp\r\n",
+        "https://\u212acp.example/mcp",  # the Kelvin sign, lowered, is a k
+        "https://mcp.ex\u0430mple/mcp",  # a Cyrillic a
+        "https://ann@mcp.example/mcp",  # a user: another URI (RFC 9110, 4.2.4: an error)
+        "https://:@mcp.example/mcp",
+    ],
+)
+def test_an_htu_that_is_not_this_uri_as_written_is_refused(htu: str) -> None:
+    """What ``urlsplit`` would quietly drop or fold makes no URI of an ``htu`` (RFC 3986
+    holds no space, control character or letter beyond ASCII), and a user in it makes
+    another: the proof does not name this endpoint. Signed by joserfc, which leaves the
+    claim as written (our own signer would have tidied it)."""
+    proof = _signed_by(EC, "ES256", _claims(htu=htu))
+    with pytest.raises(ProofError, match="htu"):
+        _check(proof, url="https://kcp.example/mcp" if "\u212a" in htu else URL)
 
 
 @pytest.mark.parametrize(
