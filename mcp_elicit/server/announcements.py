@@ -3,9 +3,11 @@ resource updated, a list changed, a task's course. The 2025-11-25 sessions and t
 2026-07-28 listeners (``subscriptions/listen``) hear it alike, and, with a configured
 store, the other instances' clients too (``server.relay``).
 
-Rules: each public one may be called from any thread (``on_loop``: it runs on the event
-loop; ``complete_elicitation`` from any thread at all, handed to the loop the server serves
-on without waiting for it); each says how many clients on this instance were told. A client hears only what
+Rules: each public one may be called from any thread (``on_loop``: it runs on the loop of
+the request, or the loop the server serves on, the caller waiting for it;
+``complete_elicitation`` is handed to the loop the server serves on without waiting for
+it, what it raises there, or its loop closing before it ran, logged naming the step);
+each says how many clients on this instance were told. A client hears only what
 it may see: a resource's update only if it may read it, a list change only of a kind
 its ``initialize`` result declared (2025-11-25), a URL step only its own principal's.
 """
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from mcp_elicit.core.tasks import TaskRecord
 from mcp_elicit.server.auth import Principal, subject_of
-from mcp_elicit.server.threads import on_loop
+from mcp_elicit.server.threads import on_loop, on_request_loop
 
 if TYPE_CHECKING:
     from mcp_elicit.server.relay import Relay
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
     from mcp_elicit.telemetry import Telemetry
 
 __all__ = ["Announcements"]
+
+log = logging.getLogger("mcp_elicit.server")
 
 
 class Announcements:
@@ -47,7 +52,7 @@ class Announcements:
 
         def _serving_loop(self) -> asyncio.AbstractEventLoop | None: ...  # Lifecycle's
 
-    @on_loop
+    @on_request_loop
     def complete_elicitation(self, elicitation_id: str, principal: Principal | str | None = None) -> bool:
         """The URL step ``elicitation_id`` of ``principal`` (the ``ctx.principal`` of the
         request that asked, or its subject; None without authentication) is done: never
@@ -65,14 +70,17 @@ class Announcements:
         are told there, a moment later, and nothing here waits for that loop. A server not
         started anywhere does it where it is called: on a running event loop of the
         caller's, recorded through a store opened for it (``server/step_records.py``); with
-        none, it is not recorded (a warning says so)."""
+        none, it is not recorded (a warning says so). Handed on, what it raises on that
+        loop is logged naming the step, and so is that loop closing before it ran (the
+        server stopping meanwhile): it is then not recorded."""
         subject = subject_of(principal)
         serving = self._serving_loop()
         if serving is not None and serving is not _running_loop():
+            handed = _HandedOff(self._complete_elicitation, elicitation_id, subject)
             try:
-                serving.call_soon_threadsafe(self._complete_elicitation, elicitation_id, subject)
+                serving.call_soon_threadsafe(handed)
             except RuntimeError:  # closed since: as if the server were not started
-                pass
+                handed.ran = True  # done here instead
             else:
                 return False
         return self._complete_elicitation(elicitation_id, subject)
@@ -119,6 +127,38 @@ class Announcements:
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())
         self.relay.mirror(record)
+
+
+class _HandedOff:
+    """A completion handed to the loop the server serves on: done there once, what it
+    raises logged naming the step (not asyncio's "Exception in callback"); dropped unrun
+    (its loop closed first, the server stopping), said, as it is then not recorded."""
+
+    __slots__ = ("complete", "elicitation_id", "ran", "subject")
+
+    def __init__(
+        self, complete: Callable[[str, str | None], bool], elicitation_id: str, subject: str | None
+    ) -> None:
+        self.complete, self.elicitation_id, self.subject = complete, elicitation_id, subject
+        self.ran = False
+
+    def __call__(self) -> None:
+        self.ran = True
+        try:
+            self.complete(self.elicitation_id, self.subject)
+        except Exception:
+            log.exception(
+                "complete_elicitation(%r), handed to the server's event loop, failed there",
+                self.elicitation_id[:64],
+            )
+
+    def __del__(self) -> None:
+        if not self.ran:  # run where the loop is closed; logging keeps its own errors
+            log.warning(
+                "complete_elicitation(%r) was handed to the server's event loop, which closed before "
+                "doing it (the server stopping): the completion is not recorded and nobody was told",
+                self.elicitation_id[:64],
+            )
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

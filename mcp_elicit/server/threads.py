@@ -29,7 +29,9 @@ Rules:
 * What a function calls on the ``Server`` that tells clients something (registering a
   tool, ``notify_resource_updated``...) must run on the event loop: such methods are
   marked ``@on_loop``, and called from a worker thread they are handed to the loop, the
-  thread waiting for their result.
+  thread waiting for their result. Called from any other thread while the server serves
+  (a webhook's, a timer's), they are handed to the loop the server serves on, the same
+  way (``complete_elicitation`` hands itself there without waiting).
 """
 
 from __future__ import annotations
@@ -50,7 +52,15 @@ from typing import Any, Final, NoReturn, ParamSpec, TypeVar
 
 from mcp_elicit.server.context import Context
 
-__all__ = ["MAX_WORKERS", "STALL_WARNING", "ThreadContext", "on_loop", "run_handler", "run_sync"]
+__all__ = [
+    "MAX_WORKERS",
+    "STALL_WARNING",
+    "ThreadContext",
+    "on_loop",
+    "on_request_loop",
+    "run_handler",
+    "run_sync",
+]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -285,17 +295,55 @@ def _abandoned(what: str, future: concurrent.futures.Future[Any]) -> None:
 
 
 def on_loop(method: Callable[P, T]) -> Callable[P, T]:
-    """``method``, run on the event loop of the request when called from a handler's
-    worker thread (which waits for its result); called anywhere else, as it is."""
+    """``method`` (of a ``Server``), run on an event loop that owns what it touches, the
+    calling thread waiting for its result: called from a handler's worker thread, on the
+    loop of the request; from any other thread while the server serves
+    (``Lifecycle._serving_loop``: a sync webhook's thread, a ``threading.Timer``, a thread
+    running an event loop of its own), on the loop the server serves on. Called on that
+    loop, or while the server is not started anywhere, it runs as it is; so too when the
+    serving loop stops before taking it (it never ran there)."""
+    return _handed(method, serving=True)
 
+
+def on_request_loop(method: Callable[P, T]) -> Callable[P, T]:
+    """``method``, run on the event loop of the request when called from a handler's
+    worker thread (which waits for its result); called anywhere else, as it is (the
+    method hands itself to the loop the server serves on, without waiting)."""
+    return _handed(method, serving=False)
+
+
+def _handed(method: Callable[P, T], *, serving: bool) -> Callable[P, T]:
     @functools.wraps(method)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
         home = _HOME.get()
-        if home is None or home[1] == threading.get_ident():
-            return method(*args, **kwargs)
-        return _on(home[0], functools.partial(method, *args, **kwargs))
+        if home is not None and home[1] != threading.get_ident():
+            return _on(home[0], functools.partial(method, *args, **kwargs))
+        loop = _serving(args[0]) if serving and home is None and args else None
+        if loop is not None:
+            try:
+                return _on(loop, functools.partial(method, *args, **kwargs))
+            except _Stopped:  # it never ran there: as if the server were not started
+                pass
+        return method(*args, **kwargs)
 
     return run
+
+
+def _serving(server: object) -> asyncio.AbstractEventLoop | None:
+    """The loop ``server`` serves on, when it is not the running one (None: run here)."""
+    serving_loop = getattr(server, "_serving_loop", None)
+    loop = serving_loop() if callable(serving_loop) else None
+    if loop is None:
+        return None
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    return None if loop is running else loop
+
+
+class _Stopped(RuntimeError):
+    """The loop a call was handed to stopped before it took it: it never ran."""
 
 
 def _on(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
@@ -308,7 +356,7 @@ def _on(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
             except BaseException as exc:
                 done.set_exception(exc)
 
-    stopped = RuntimeError("the server's event loop has stopped; nothing can be told to clients now")
+    stopped = _Stopped("the server's event loop has stopped; nothing can be told to clients now")
     try:
         loop.call_soon_threadsafe(run)
     except RuntimeError:  # the loop is closed
