@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-from mcp_elicit.core.client_inputs import unsendable_character
+from mcp_elicit.core.client_inputs import ElicitationRequest, unsendable_character
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
 from mcp_elicit.forms.foreign import NO_EXTRAS, FieldExtras
@@ -58,6 +58,7 @@ __all__ = [
     "TITLE_MAX",
     "URL_MAX",
     "Parsed",
+    "carried_by",
     "clean",
     "constraints",
     "default_text",
@@ -464,3 +465,16 @@ def _folded(text: str) -> str:
     mark, or one character: NFC) and runs of spaces (the list shows them as one), as it
     looks."""
     return " ".join(unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold()).split())
+
+
+def carried_by(request: ElicitationRequest) -> str:
+    """What carries an answer given now to the server, when that is still to come
+    (``ElicitationRequest.sent_with``), as both answerers say it: at 2026-07-28 "the retry
+    of tools/call NAME" or "the task's next update", sent once the round is answered, and
+    which may still fail; "" at 2025-11-25, where the answer is the response to the
+    server's request and goes at once ("Sent")."""
+    if request.sent_with == "retry":
+        return f"the retry of {fit(str(request.origin), TITLE_MAX, length=True)}"
+    if request.sent_with == "tasks/update":
+        return "the task's next update"
+    return ""

@@ -61,7 +61,7 @@ from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.transports.local import Opener, open_in_browser
-from mcp_elicit.ui.form_text import TITLE_MAX, fit, position
+from mcp_elicit.ui.form_text import carried_by, position
 from mcp_elicit.ui.page_wait import waiting_line
 
 if TYPE_CHECKING:
@@ -318,15 +318,11 @@ class TerminalAnswerer:
 
 def sent_line(request: ElicitationRequest) -> str:
     """What the person is told once they send a form's answer, true of how it travels
-    (``ElicitationRequest.sent_with``): at 2025-11-25 it is the response to the server's
-    request, written at once; at 2026-07-28 it waits for the round's other questions and
-    goes with the retried request (or a task's update), which may still fail."""
-    if request.sent_with == "retry":
-        origin = fit(str(request.origin), TITLE_MAX, length=True)
-        return f"Answered. It goes to the server with the retry of {origin}."
-    if request.sent_with == "tasks/update":
-        return "Answered. It goes to the server with the task's next update."
-    return "Sent."
+    (``form_text.carried_by``): at 2025-11-25 it is the response to the server's request,
+    written at once; at 2026-07-28 it waits for the round's other questions and goes with
+    the retried request (or a task's update), which may still fail."""
+    carried = carried_by(request)
+    return f"Answered. It goes to the server with {carried}." if carried else "Sent."
 
 
 #: What may be typed for each choice ("" is Enter alone).

@@ -46,7 +46,7 @@ Rules:
   defaults, which the client applies).
 * The page's ending is true when it is said: "Sent" where the answer is the response to
   the server's request (2025-11-25); at 2026-07-28 that it goes with the retried request
-  or the task's next update (``web_pages.carried_by``), still to come.
+  or the task's next update (``form_text.carried_by``), still to come.
 * The page warns before ``timeout`` ends (half of it, at most a minute, before) and offers
   "More time" (``POST /api/more-time``): the whole ``timeout`` again, as often as asked.
 * The page keeps an event stream open. When every stream of a page that was opened has
@@ -83,13 +83,13 @@ from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
-from mcp_elicit.ui.form_text import TITLE_MAX, fit
+from mcp_elicit.ui.form_text import TITLE_MAX, carried_by, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_assets import STATIC, asset
-from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, carried_by, continue_page, end_page, page
+from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, continue_page, end_page, page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import Receive, Scope, Send, cut_short, disconnected, serve_local
 from mcp_elicit.wire.jsonrpc import nests_past

@@ -53,7 +53,7 @@ _HOW: Final = {
 def ended(reason: str, carried: str = "") -> str:
     """What a page loaded after its round ended (by ``reason``) says under its heading
     ("This question is no longer open"); ``carried``: what takes the answers to the server
-    when that was still to come as the round ended (``web_pages.carried_by``: 2026-07-28's
+    when that was still to come as the round ended (``form_text.carried_by``: 2026-07-28's
     retry, or a task's update), when they were not sent with the round's end."""
     how = _HOW.get(reason)
     if reason == "answered" and carried:

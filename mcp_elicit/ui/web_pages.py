@@ -46,7 +46,7 @@ from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice, String
 from mcp_elicit.ui import form_text
-from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
+from mcp_elicit.ui.form_text import carried_by, fit, label, parse_answer, show_value
 from mcp_elicit.ui.server_text import clean
 from mcp_elicit.ui.web_assets import SCRIPTS
 from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
@@ -58,7 +58,6 @@ __all__ = [
     "RADIO_LIMIT",
     "REFUSED",
     "Checked",
-    "carried_by",
     "check_form",
     "continue_page",
     "end_page",
@@ -158,19 +157,6 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
 
 
 # ---- the page ----------------------------------------------------------------------------
-
-
-def carried_by(request: ElicitationRequest) -> str:
-    """What carries the answer to the server once the page has it, when that is still to
-    come (``ElicitationRequest.sent_with``): at 2026-07-28 "the retry of tools/call NAME"
-    or "the task's next update", sent once the round is answered, and which may still
-    fail; "" at 2025-11-25, where the answer is the response to the server's request and
-    goes at once. The page's ending says it ("Your answers go to ... with ..."), not "Sent"."""
-    if request.sent_with == "retry":
-        return f"the retry of {fit(str(request.origin), form_text.TITLE_MAX, length=True)}"
-    if request.sent_with == "tasks/update":
-        return "the task's next update"
-    return ""
 
 
 def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600.0, draft: str = "") -> str:

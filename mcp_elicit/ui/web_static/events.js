@@ -74,7 +74,7 @@ window.mcpElicitEvents = (() => {
   }
 
   // What the page says once the round ended, by how: [heading, text]. carried is what
-  // takes the answer to the server when that is still to come (web_pages.carried_by:
+  // takes the answer to the server when that is still to come (form_text.carried_by:
   // 2026-07-28's retried request, or a task's next update, which may yet fail): the page
   // says it goes with that. "" at 2025-11-25, where the answer is the response to the
   // server's request, sent at once: the server was told. webOnly: the round asked
