@@ -13,7 +13,8 @@ Then a review of every answer, where any can be changed by its number before sen
 (Enter), or the whole question declined (``d``) or cancelled (Esc). Sending says how the
 answer travels (``sent_line``): "Sent." where it is the response to the server's request
 (2025-11-25); at 2026-07-28, that it goes with the retried request (or the task's
-update), which has not happened yet when the person is told.
+update), which has not happened yet when the person is told. A decline or a cancel is an
+answer too, and says the same of how it travels (``refused_line``).
 
 A URL goes through consent: the full URL with its host and registrable domain
 highlighted and every warning from ``client.url_consent``; a URL it refuses never
@@ -53,7 +54,7 @@ import threading
 import webbrowser
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stopped
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
@@ -73,6 +74,7 @@ __all__ = [
     "Opener",
     "TerminalAnswerer",
     "interrupts_noted",
+    "refused_line",
     "require_cli_extra",
     "sent_line",
     "system_browser",
@@ -144,14 +146,18 @@ class TerminalAnswerer:
         return self._modes
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        return await self._asking(self._url(request) if request.mode == "url" else self._form(request))
+        return await self._asking(
+            request, self._url(request) if request.mode == "url" else self._form(request)
+        )
 
     async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
         """A URL the client refuses: shown with why, and only declined (or cancelled)."""
-        return await self._asking(self._refused(request, verdict))
+        return await self._asking(request, self._refused(request, verdict))
 
-    async def _asking(self, asking: Coroutine[Any, Any, ElicitAnswer]) -> ElicitAnswer:
-        """What ``asking`` (the person asked one question) comes to, a key that declines or
+    async def _asking(
+        self, request: ElicitationRequest, asking: Coroutine[Any, Any, ElicitAnswer]
+    ) -> ElicitAnswer:
+        """What ``asking`` (the person asked ``request``) comes to, a key that declines or
         cancels at any prompt included."""
         from mcp_elicit.ui.prompts import Cancelled, Declined
 
@@ -160,10 +166,10 @@ class TerminalAnswerer:
                 with self.prompter.question():  # Ctrl-C between its prompts cancels it too
                     return await asking
             except Cancelled:
-                self.console.print("Cancelled.", style="yellow")
+                self.console.print(refused_line(request, "cancel"), style="yellow")
                 return ElicitAnswer.cancel()
             except Declined:
-                return self._declined()
+                return self._declined(request)
             except asyncio.CancelledError as exc:
                 said = stopped_by(interrupts, exc)
                 if said == "the question was withdrawn":  # the server took it back, or the call ended
@@ -192,7 +198,7 @@ class TerminalAnswerer:
             return ElicitAnswer.cancel()
         self.console.print(question_panel(request))
         if await self._choose(_DECIDE, "", "d") == "d":
-            return self._declined()
+            return self._declined(request)
         values: dict[str, Any] = {}
         drafts: dict[str, str] = {}  # what was in a field's line when the person went back
         at = 0
@@ -224,7 +230,7 @@ class TerminalAnswerer:
                 await self.prompter.ask(review, check=_review_check(count, ready=problems is None))
             ).strip()
             if choice.lower() in _WORDS["d"]:
-                return self._declined()
+                return self._declined(request)
             chosen = position(choice, count)
             if chosen is not None:
                 spec = schema.fields[chosen - 1]
@@ -259,8 +265,8 @@ class TerminalAnswerer:
         text = await self.prompter.ask([part.format(cancel=cancel) for part in message], check=check)
         return _canonical(text, choices) or ""
 
-    def _declined(self) -> ElicitAnswer:
-        self.console.print("Declined.", style="yellow")
+    def _declined(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.console.print(refused_line(request, "decline"), style="yellow")
         return ElicitAnswer.decline()
 
     # ---- URLs -------------------------------------------------------------------------
@@ -271,7 +277,7 @@ class TerminalAnswerer:
         url = request.url or ""
         self.console.print(url_panel(request, judge_url(url, server=request.server.where)))
         if await self._choose(_CONSENT, "o", "d") == "d":
-            return self._declined()
+            return self._declined(request)
         while True:
             opened = await open_in_browser(self.open_url, url)
             if opened:
@@ -292,7 +298,7 @@ class TerminalAnswerer:
 
         self.console.print(url_panel(request, verdict))
         await self._choose(_REFUSED, "", "d")
-        return self._declined()
+        return self._declined(request)
 
     async def _choose_unless_finished(
         self, message: tuple[str, ...], request: ElicitationRequest, *choices: str
@@ -323,6 +329,16 @@ def sent_line(request: ElicitationRequest) -> str:
     the retried request (or a task's update), which may still fail."""
     carried = carried_by(request)
     return f"Answered. It goes to the server with {carried}." if carried else "Sent."
+
+
+def refused_line(request: ElicitationRequest, action: Literal["decline", "cancel"]) -> str:
+    """What the person is told once they decline or cancel ``request``: that refusal is an
+    answer too, and travels as a form's does (``sent_line``): the response to the server's
+    request at once at 2025-11-25 (the server is told), with the retried request (or the
+    task's update) at 2026-07-28, still to come."""
+    done = "Declined." if action == "decline" else "Cancelled."
+    carried = carried_by(request)
+    return f"{done} That goes to the server with {carried}." if carried else f"{done} The server was told."
 
 
 #: What may be typed for each choice ("" is Enter alone).
