@@ -40,24 +40,29 @@ MOST_KEPT: Final = 4
 #: How a round ended, for a page loaded after it, as the page says it on its stream's end.
 _HOW: Final = {
     "answered": "the answers were sent",
-    "decline": "it was declined",
-    "cancel": "it was cancelled; nothing was sent",
+    "decline": "it was declined, and the server was told",
+    "cancel": "it was cancelled, and the server was told",
     "cancelled": "it was withdrawn before it was answered, so nothing was sent",
     "closed": "the page was closed, so nothing was sent",
     "stopped": "the server stopped, so nothing was sent",
     "timeout": "nobody answered in time, so it was cancelled",
     "finished": "the server says the step on that page is finished",
 }
+#: The person's own refusals, which are answers: they travel as answers do.
+_REFUSED: Final = {"decline": "declined", "cancel": "cancelled"}
 
 
 def ended(reason: str, carried: str = "") -> str:
     """What a page loaded after its round ended (by ``reason``) says under its heading
     ("This question is no longer open"); ``carried``: what takes the answers to the server
     when that was still to come as the round ended (``form_text.carried_by``: 2026-07-28's
-    retry, or a task's update), when they were not sent with the round's end."""
+    retry, or a task's update), when they were not sent with the round's end. A decline
+    or a cancel is an answer too: it was sent, or goes with ``carried``, the same way."""
     how = _HOW.get(reason)
     if reason == "answered" and carried:
         how = f"the answers were given, and go to the server with {carried}"
+    elif reason in _REFUSED and carried:  # a refusal is an answer too, and travels the same way
+        how = f"it was {_REFUSED[reason]}, and that goes to the server with {carried}"
     return "There is nothing left to answer here." if how is None else f"{how[0].upper()}{how[1:]}."
 
 

@@ -131,4 +131,6 @@ def test_a_page_loaded_after_the_end_says_how_the_answers_travel() -> None:
     assert ended("answered", "the retry of tools/call book_table") == (
         "The answers were given, and go to the server with the retry of tools/call book_table."
     )
-    assert ended("decline", "the retry of tools/call book_table") == "It was declined."
+    assert ended("decline", "the retry of tools/call book_table") == (
+        "It was declined, and that goes to the server with the retry of tools/call book_table."
+    )

@@ -77,7 +77,8 @@ window.mcpElicitEvents = (() => {
   // takes the answer to the server when that is still to come (form_text.carried_by:
   // 2026-07-28's retried request, or a task's next update, which may yet fail): the page
   // says it goes with that. "" at 2025-11-25, where the answer is the response to the
-  // server's request, sent at once: the server was told. webOnly: the round asked
+  // server's request, sent at once: the server was told. A decline or a cancel is an
+  // answer too, and travels the same way. webOnly: the round asked
   // only web-page steps, so nothing typed was sent.
   function endings(server, carried, webOnly) {
     const told = (what, that) =>
@@ -88,7 +89,7 @@ window.mcpElicitEvents = (() => {
     return {
       answered: webOnly ? ["Done", told("That you are done", "you are done")] : answered,
       decline: ["Declined", told("That you declined", "you declined")],
-      cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
+      cancel: ["Cancelled", told("That you cancelled", "you cancelled")],
       // taken back by the server or by mcp-elicit (its call ended, Ctrl-C): not the person's
       // own Cancel, which the same words would claim ("the question was withdrawn", as the
       // terminal says)
