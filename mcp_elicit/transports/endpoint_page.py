@@ -10,8 +10,14 @@ Rules:
 * Its status stays the 405 (``Allow: POST``) that every GET without a session gets: both
   revisions ask for it (2025-11-25: no stream is offered there; 2026-07-28: no GET at
   all). Only the body tells a person what they reached.
-* It says what the endpoint is, which revisions it speaks (``wire.versions.SUPPORTED``) and
-  how to try it (``mcp-elicit check <URL>``). The URL is the public URL's, else the
+* It says what the endpoint is, whose it is, which revisions it speaks
+  (``wire.versions.SUPPORTED``) and how to try it (``mcp-elicit check <URL>``). Whose:
+  the server's title as it declares it in ``serverInfo``, else its name (``public_name``),
+  made inert (``inert_text``: no control or bidi character reaches a page or a terminal)
+  and cut to ``NAME_MAX`` characters; nothing else of the server (no version, no
+  instructions, no tool). A server that needs a token shows no more than it shows
+  without one: only the ``resource_name`` it publishes in its protected resource
+  metadata (RFC 9728), else no name, as its ``serverInfo`` is for clients with a token. The URL is the public URL's, else the
   request's scheme, ``Host`` and mount path; never its query. A ``Host`` that is not a host
   name or address (with a port) is not shown: the page says "this page's address" instead.
   The mount path is spelled as the request did, else %-escaped back (``mount_path``: ASGI
@@ -37,13 +43,14 @@ from typing import Final, Literal
 
 from starlette.responses import PlainTextResponse, Response
 
+from mcp_elicit.inert_text import inert
 from mcp_elicit.transports.http_exchange import Scope
 from mcp_elicit.transports.mount_path import escape_path, mount_path
 from mcp_elicit.transports.page_html import html_page
 from mcp_elicit.wire.headers import VERSION_HEADER
 from mcp_elicit.wire.versions import SUPPORTED
 
-__all__ = ["VARY", "endpoint_page", "endpoint_url", "wants_page"]
+__all__ = ["NAME_MAX", "VARY", "endpoint_page", "endpoint_url", "public_name", "wants_page"]
 
 Kind = Literal["html", "text"]
 
@@ -55,6 +62,23 @@ _REVISIONS: Final = ", ".join(SUPPORTED[:-1]) + " and " + SUPPORTED[-1]
 #: The request headers a GET's 405 (the page, the text or the bare one) depends on.
 VARY: Final = "Accept, MCP-Protocol-Version, Mcp-Session-Id"
 _ALLOW: Final = {"Allow": "POST", "Vary": VARY}
+#: The most characters of the server's name shown (a longer one ends with "…").
+NAME_MAX: Final = 120
+
+
+def public_name(
+    name: str, title: str | None, *, guarded: bool, resource_name: str | None = None
+) -> str | None:
+    """Whose endpoint this is, as an anonymous visitor may be told: the server's ``title``
+    else its ``name`` (its ``serverInfo``), or, for a server ``guarded`` by tokens, only the
+    ``resource_name`` of its public resource metadata (None without one); made inert and
+    cut to ``NAME_MAX``. None: the page names nobody."""
+    shown = (resource_name or None) if guarded else (title or name)
+    if not shown:
+        return None
+    if len(shown) > NAME_MAX:
+        shown = shown[: NAME_MAX - 1] + "…"
+    return inert(shown, spaces=True)
 
 
 def wants_page(headers: Mapping[str, str]) -> Kind | None:
@@ -108,13 +132,17 @@ def endpoint_url(scope: Scope, headers: Mapping[str, str], path: str, public_url
     return f"{scheme}://{host}{mount_path(scope)}{escape_path(path)}"
 
 
-def endpoint_page(kind: Kind, url: str | None) -> Response:
-    """The 405 for a person's GET at the endpoint reached at ``url`` (None: not shown)."""
+def endpoint_page(kind: Kind, url: str | None, name: str | None = None) -> Response:
+    """The 405 for a person's GET at the endpoint reached at ``url`` (None: not shown) of
+    the server called ``name`` (``public_name``; None: not named)."""
     command = f"mcp-elicit check {shlex.quote(url) if url else _SOMEWHERE}"
+    whose = "a Model Context Protocol (MCP) server's endpoint"
+    if name:
+        whose = f"the Model Context Protocol (MCP) endpoint of the server {name}"
     if kind == "text":
         text = (
             "MCP server endpoint\n\n"
-            "This address is a Model Context Protocol (MCP) server's endpoint: MCP clients send "
+            f"This address is {whose}: MCP clients send "
             "it JSON-RPC messages with POST. A browser cannot use it.\n"
             f"It speaks MCP revisions {_REVISIONS}.\n\n"
             f"Try it from a terminal:\n\n    {command}\n"
@@ -123,7 +151,7 @@ def endpoint_page(kind: Kind, url: str | None) -> Response:
         return PlainTextResponse(text, status_code=405, headers=headers)
     body = (
         "<h1>MCP server endpoint</h1>"
-        "<p>This address is a Model Context Protocol (MCP) server's endpoint: MCP clients send it "
+        f"<p>This address is {html.escape(whose)}: MCP clients send it "
         "JSON-RPC messages with <code>POST</code>. A browser cannot use it.</p>"
         f"<p>It speaks MCP revisions {html.escape(_REVISIONS)}.</p>"
         "<h2>Try it</h2><p>From a terminal:</p>"
@@ -131,4 +159,5 @@ def endpoint_page(kind: Kind, url: str | None) -> Response:
         f"<code>{html.escape(command)}</code></pre>"
         '<p class="muted">Or give this address to an MCP client as a Streamable HTTP server.</p>'
     )
-    return html_page("MCP server endpoint", body, status=405, headers=_ALLOW)
+    title = f"MCP server endpoint · {name}" if name else "MCP server endpoint"  # which tab is whose
+    return html_page(title, body, status=405, headers=_ALLOW)

@@ -85,7 +85,7 @@ from mcp_elicit.server.lifecycle import start_for, stop_for
 from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
-from mcp_elicit.transports.endpoint_page import VARY, endpoint_page, endpoint_url, wants_page
+from mcp_elicit.transports.endpoint_page import VARY, endpoint_page, endpoint_url, public_name, wants_page
 from mcp_elicit.transports.host_check import HostCheck
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
@@ -270,7 +270,11 @@ class StreamableHTTP(PostRoutes):
                 await self._delete(headers, principal, send)
         elif method == "GET" and (kind := wants_page(headers)) is not None:  # a person's browser
             url = endpoint_url(scope, headers, self.path, self.server.url_mode.public_url)
-            await endpoint_page(kind, url)(scope, receive, send)
+            published = self.resource_metadata.resource_name if self.resource_metadata else None
+            whose = public_name(
+                self.server.name, self.server.title, guarded=self.auth is not None, resource_name=published
+            )
+            await endpoint_page(kind, url, whose)(scope, receive, send)
         elif method in ("GET", "DELETE"):
             extra = [(b"allow", b"POST")]
             if method == "GET":  # a person's browser gets a page instead

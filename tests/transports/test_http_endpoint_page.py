@@ -54,7 +54,8 @@ async def test_a_browser_at_the_served_endpoint_gets_a_page_saying_what_it_is(mc
     assert response.headers["allow"] == "POST"
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     page = response.text
-    assert "<title>MCP server endpoint</title>" in page and "<h1>MCP server endpoint</h1>" in page
+    assert "<title>MCP server endpoint · mcp-elicit-conformance</title>" in page  # whose tab it is
+    assert "<h1>MCP server endpoint</h1>" in page
     assert '<html lang="en">' in page
     assert all(revision in page for revision in SUPPORTED), page
     assert f"<code>mcp-elicit check {mcp.url}</code>" in page

@@ -35,7 +35,7 @@ async def test_the_endpoint_page_is_accessible(new_page: NewPage, media: str) ->
         page = await new_page(**MEDIA[media])
         response = await page.goto(url)
         assert response is not None and response.status == 405
-        assert await page.title() == "MCP server endpoint"
+        assert await page.title() == "MCP server endpoint · endpoint"  # whose tab it is
         said = await page.locator("main").inner_text()
         assert f"mcp-elicit check {url}" in said and all(revision in said for revision in SUPPORTED)
         found = await audit(page)
