@@ -52,13 +52,14 @@ import httpx
 from typing_extensions import Unpack
 
 from mcp_elicit.client.answerers import Answerer
-from mcp_elicit.client.options import ClientOptions
+from mcp_elicit.client.options import ClientOptions, seconds
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
 from mcp_elicit.errors import AuthorizationError, TransportError
 from mcp_elicit.log_labels import peer_text, request_where
 from mcp_elicit.telemetry_attributes import redact_uri
+from mcp_elicit.transports.given import callable_or_none, instance, wrong_type
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
 from mcp_elicit.transports.http_redirects import MARK, check_server_url, compressed, keep_home, refuse_leaving
@@ -101,12 +102,20 @@ class HttpTransport:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = check_server_url(url)
         self._shown = redact_uri(url)  # as messages and logs name it, whole: no key from its query
+        if auth is not None:
+            instance("auth", auth, httpx.Auth, "an httpx.Auth (OAuth(...), httpx.BasicAuth(...)), or None")
         self.auth = auth
+        if headers is not None and not isinstance(headers, Mapping):
+            wrong_type(
+                "headers", headers, "a mapping of header names to values ({'X-Team': 'blue'}), or None"
+            )
         self.fixed = _sendable(headers or {})
+        if client is not None:
+            instance("client", client, httpx.AsyncClient, "an httpx.AsyncClient, or None")
         self._given = client
         self._client: httpx.AsyncClient | None = client
-        self.connect_timeout = connect_timeout
-        self.trace = trace
+        self.connect_timeout = seconds("connect_timeout", connect_timeout)
+        self.trace = callable_or_none("trace", trace, "a function trace(direction, message), or None")
         self._exchanges: set[HttpExchange] = set()
         self._replies: set[asyncio.Task[None]] = set()
         self._redirect_warned = False

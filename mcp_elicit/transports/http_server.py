@@ -86,6 +86,7 @@ from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
 from mcp_elicit.transports.endpoint_page import VARY, endpoint_page, endpoint_url, public_name, wants_page
+from mcp_elicit.transports.given import instance, wrong_type
 from mcp_elicit.transports.host_check import HostCheck
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
@@ -135,6 +136,12 @@ class StreamableHTTP(PostRoutes):
         route: str | None = None,
         max_in_flight: int = 1024,
     ) -> None:
+        instance("server", server, Server, "the Server to serve (Server('name'))")
+        instance("path", path, str, "the endpoint's path as a string ('/mcp')")
+        if auth is not None and not callable(getattr(auth, "verify", None)):
+            wrong_type(
+                "auth", auth, "a token verifier (an object with async verify(token), such as StaticTokens)"
+            )
         _positive_seconds("keepalive", keepalive, nullable=True)
         _positive_seconds("resume_within", resume_within, nullable=False)
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped

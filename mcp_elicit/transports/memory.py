@@ -45,6 +45,7 @@ from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.lifecycle import open_session_for, start_for, stop_for
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.transports.given import instance
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["MemoryTransport", "connect_memory"]
@@ -66,7 +67,9 @@ class MemoryTransport:
         principal: Principal | None = None,
         trace: Trace | None = None,
     ) -> None:
-        self.server = server
+        self.server = instance(
+            "server", server, Server, "the Server to connect to in this process (Server('name'))"
+        )
         self._http = http
         self.principal = principal
         self.trace = trace

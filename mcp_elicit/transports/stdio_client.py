@@ -38,17 +38,24 @@ import shlex
 import signal
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 from typing_extensions import Unpack
 
 from mcp_elicit.client.answerers import Answerer
-from mcp_elicit.client.options import ClientOptions
+from mcp_elicit.client.options import ClientOptions, seconds
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
 from mcp_elicit.command_redaction import redact_command
-from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError, UnsupportedProtocolVersion
+from mcp_elicit.errors import (
+    ConfigError,
+    MCPElicitError,
+    ProtocolError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_elicit.transports.given import callable_or_none, path_or_none, text_mapping, whole_above
 from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.transports.stdio_routing import StdoutRouting
@@ -94,21 +101,31 @@ class StdioTransport:
         stop_timeout: float = 2.0,
         trace: Trace | None = None,
     ) -> None:
-        args = [] if isinstance(command, str | bytes) else list(command)
-        if not all(isinstance(arg, str | os.PathLike) for arg in args) or (args == [] and command):
+        args: list[object] = []
+        if isinstance(command, str | bytes):  # a command line: refused below, but "" is empty
+            refused = bool(command)
+        else:  # a number, None...: refused as not a list, not by Python's own "not iterable"
+            refused = not hasattr(command, "__iter__")
+            args = [] if refused else list(command)
+        if refused or not all(isinstance(arg, str | os.PathLike) for arg in args):
+            split = "; split a command line with shlex.split(...)" if hasattr(command, "__iter__") else ""
             raise TypeError(
-                f"the server command is a list of strings (['python', 'server.py']), not {_shown(command)}; "
-                "split a command line with shlex.split(...)"
+                f"the server command is a list of strings (['python', 'server.py']), not {_shown(command)}{split}"
             )
         if not args:
             raise ValueError("the server command is empty")
-        self.command = args
-        self.env = dict(env) if env is not None else None
-        self.cwd = cwd
+        self.command = cast("list[str]", args)  # strings, or paths (which subprocess takes)
+        takes = "a mapping of variable names to strings ({'PATH': '/usr/bin'}), or None"
+        self.env = None if env is None else text_mapping("env", env, takes)
+        self.cwd = path_or_none("cwd", cwd)
+        if stderr not in ("capture", "inherit"):
+            raise ConfigError(
+                f"stderr {stderr!r}: expected 'capture' (kept for errors) or 'inherit' (shown as ours)"
+            )
         self.stderr_mode = stderr
-        self.stop_timeout = stop_timeout
-        self.trace = trace
-        self._max_line = max_line
+        self.stop_timeout = seconds("stop_timeout", stop_timeout)
+        self.trace = callable_or_none("trace", trace, "a function trace(direction, message), or None")
+        self._max_line = whole_above("max_line", max_line, 1, "a whole number of bytes, at least 1")
         self._fresh()
 
     def _fresh(self) -> None:
