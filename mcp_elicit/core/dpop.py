@@ -301,12 +301,32 @@ def _normal_escapes(path: str) -> str:
     return _ESCAPE.sub(one, path)
 
 
+def _without_dot_segments(path: str) -> str:
+    """``path`` after RFC 3986's path segment normalization (section 6.2.2.3, the
+    ``remove_dot_segments`` of section 5.2.4): each ``.`` segment dropped, each ``..``
+    dropped with the segment before it (none above the root). Only whole segments count:
+    ``...`` or ``..;x`` is a name, and an escaped ``/`` (``%2F``) no boundary."""
+    kept: list[str] = []
+    segments = path.split("/")
+    for segment in segments[1:] if path.startswith("/") else segments:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    ended_on_dots = segments[-1] in (".", "..")  # "/a/." names the directory "/a/"
+    joined = ("/" if path.startswith("/") else "") + "/".join(kept)
+    return joined + "/" if ended_on_dots and not joined.endswith("/") else joined
+
+
 def _same_target(htu: str, url: str) -> bool:
     """Whether ``htu`` names ``url`` (RFC 9449, section 4.3): compared after syntax-based
     and scheme-based normalization (RFC 3986, sections 6.2.2 and 6.2.3): scheme and host
     in any case, the default port or none, escapes in any case or unreserved ones not
-    escaped, a trailing ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``; nor
-    are dot segments taken out (a proof naming ``/a/../mcp`` is refused). An ``htu`` that
+    escaped, dot segments taken out (after the escapes: ``%2E%2E`` is ``..``), a trailing
+    ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``, ``%2F`` not ``/``. Taking
+    the dots out accepts only another spelling of the same URI, one an HTTP client
+    resolves before it sends a request (section 5.2), never another resource's. An ``htu`` that
     is not a URI (a space, a tab or line break, which ``urlsplit`` would silently drop,
     letters beyond ASCII) or that names a user (``https://user@host/``: another URI, and an
     error in an http(s) one, RFC 9110, section 4.2.4) names nothing."""
@@ -319,7 +339,8 @@ def _same_target(htu: str, url: str) -> bool:
             raise ValueError("a user in the URL")
         scheme = parts.scheme.lower()
         port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
-        return scheme, (parts.hostname or "").lower(), port, _normal_escapes(parts.path).rstrip("/") or "/"
+        path = _without_dot_segments(_normal_escapes(parts.path))
+        return scheme, (parts.hostname or "").lower(), port, path.rstrip("/") or "/"
 
     try:
         return canonical(htu) == canonical(url)

@@ -315,7 +315,7 @@ def test_our_own_proof_verifies_with_our_thumbprint() -> None:
         ("https://mcp.example/a%2Fb/mcp", "https://mcp.example/a/b/mcp", False),
         ("https://mcp.example/a%20b/mcp", "https://mcp.example/a%2520b/mcp", False),
         ("https://mcp.example/a b/mcp", "https://mcp.example/a%20b/mcp", False),  # not a URL
-        ("https://mcp.example/a/../mcp", "https://mcp.example/mcp", False),  # dot segments: not taken out
+        ("https://mcp.example/a/../mcp", "https://mcp.example/mcp", True),  # dot segments taken out (6.2.2.3)
         ("https://[::1]:8443/mcp", "https://[::1]:8443/mcp", True),
     ],
 )
