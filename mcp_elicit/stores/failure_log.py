@@ -11,6 +11,11 @@ Rules:
   (``StoreUnavailable`` for a request).
 * ``answered()`` after failures: one line at INFO, ``again`` and how many calls failed
   since the outage began; otherwise nothing (it is called on every success).
+* Calls may be of kinds (``kind=``: a store's keys and its channels, which Redis grants
+  apart). A success ends the outage only when its kind failed in it: a store whose keys
+  answer while its channels are refused is failing still, so a put that succeeds between
+  two refused publishes writes no "answers again" and the next refusal no new first line
+  (a pair a try, before). A call of a kind that failed answering ends it for every kind.
 * The clock is monotonic unless given; a clock that goes back counts as a minute passed.
 * One ``FailureLog`` per store and concern, used from one event loop.
 """
@@ -45,6 +50,7 @@ class FailureLog:
         self._log, self._what, self._again, self._level = logger, what, again, level
         self._every, self._clock = every, clock
         self._failures = 0  # since the outage began; 0: no outage
+        self._kinds: set[str] = set()  # the kinds of call that failed in it
         self._unsaid = 0  # failures since the last line
         self._said = 0.0  # when the last line was written
 
@@ -53,9 +59,10 @@ class FailureLog:
         """Whether the last call failed."""
         return self._failures > 0
 
-    def failed(self, exc: BaseException) -> None:
+    def failed(self, exc: BaseException, kind: str = "") -> None:
         now = self._clock()
         self._failures += 1
+        self._kinds.add(kind)
         if self._failures == 1:
             self._log.log(self._level, "%s: %s", self._what, failure_text(exc))
             self._said = now
@@ -73,7 +80,8 @@ class FailureLog:
             )
             self._said, self._unsaid = now, 0
 
-    def answered(self) -> None:
-        if self._failures:
+    def answered(self, kind: str = "") -> None:
+        if self._failures and kind in self._kinds:
             self._log.info("%s, after %d failed calls", self._again, self._failures)
             self._failures = self._unsaid = 0
+            self._kinds.clear()

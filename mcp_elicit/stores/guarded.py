@@ -13,6 +13,9 @@ Rules:
   (with how many calls failed), and that the store answers again when it does
   (``FailureLog``): not once per call, since every request that needs the store fails
   while it is down. One ``Guarded`` per store keeps that count (``UrlMode.guarded``).
+  Keys and channels are told apart (``KEYS``, ``CHANNELS``): a Redis user whose channels
+  are taken away fails its publishes only, and a put that succeeds between two of them is
+  no end of that outage.
 * A failure is never read as an answer: ``add`` and ``take`` raise, so a single-use
   marker or link is refused while the store is down, never accepted twice.
 * ``close`` and the subscription's end are passed through: what owns the store closes it.
@@ -36,6 +39,9 @@ T = TypeVar("T")
 
 log = logging.getLogger("mcp_elicit.stores")
 
+#: The kinds of call whose failures are told apart (``FailureLog``).
+KEYS, CHANNELS = "keys", "channels"
+
 
 class Guarded:
     """``store`` (named ``where`` in the log), failing with ``StoreUnavailable``."""
@@ -50,22 +56,22 @@ class Guarded:
         return f"Guarded({self.inner!r})"
 
     async def get(self, namespace: str, key: str) -> bytes | None:
-        return await self._call(self.inner.get(namespace, key))
+        return await self._call(self.inner.get(namespace, key), KEYS)
 
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
-        await self._call(self.inner.put(namespace, key, value, ttl=ttl))
+        await self._call(self.inner.put(namespace, key, value, ttl=ttl), KEYS)
 
     async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
-        return await self._call(self.inner.add(namespace, key, value, ttl=ttl))
+        return await self._call(self.inner.add(namespace, key, value, ttl=ttl), KEYS)
 
     async def take(self, namespace: str, key: str) -> bytes | None:
-        return await self._call(self.inner.take(namespace, key))
+        return await self._call(self.inner.take(namespace, key), KEYS)
 
     async def delete(self, namespace: str, key: str) -> bool:
-        return await self._call(self.inner.delete(namespace, key))
+        return await self._call(self.inner.delete(namespace, key), KEYS)
 
     async def publish(self, channel: str, message: bytes) -> None:
-        await self._call(self.inner.publish(channel, message))
+        await self._call(self.inner.publish(channel, message), CHANNELS)
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(channel)
@@ -76,16 +82,16 @@ class Guarded:
     @contextlib.asynccontextmanager
     async def _subscription(self, channel: str) -> AsyncIterator[Subscription]:
         async with contextlib.AsyncExitStack() as stack:
-            sub = await self._call(stack.enter_async_context(self.inner.subscribe(channel)))
+            sub = await self._call(stack.enter_async_context(self.inner.subscribe(channel)), CHANNELS)
             yield _GuardedSubscription(sub, self)
 
-    async def _call(self, command: Awaitable[T]) -> T:
+    async def _call(self, command: Awaitable[T], kind: str) -> T:
         try:
             done = await command
         except self._failures as exc:
-            self.outage.failed(exc)
+            self.outage.failed(exc, kind)
             raise StoreUnavailable() from exc
-        self.outage.answered()
+        self.outage.answered(kind)
         return done
 
 
@@ -95,4 +101,4 @@ class _GuardedSubscription:
         self._store = store
 
     async def next(self, timeout: float) -> bytes | None:
-        return await self._store._call(self._sub.next(timeout))
+        return await self._store._call(self._sub.next(timeout), CHANNELS)
