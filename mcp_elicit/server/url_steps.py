@@ -39,7 +39,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ import orjson
 from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.server.flows import watch
 from mcp_elicit.stores.base import Store
+from mcp_elicit.stores.writes import Publish, Put, Write, write_all
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.versions import is_modern
 
@@ -102,6 +103,20 @@ class StepCompletions:
         await self.store.publish(f"{NAMESPACE}:{_key(elicitation_id, principal)}", b"complete")
         if told is not None:
             await self.store.publish(*told)
+
+    async def complete_many(self, steps: Sequence[tuple[str, str | None, tuple[str, bytes] | None]]) -> None:
+        """``complete`` each of ``steps`` (an id, its principal, what to publish), sent to the
+        store together (``stores.writes``: one round trip on Redis): every marker, then every
+        wake-up and notice. Any may be written when it fails."""
+        marks: list[Write] = []
+        tells: list[Write] = []
+        for elicitation_id, principal, told in steps:
+            key = _key(elicitation_id, principal)
+            marks.append(Put(NAMESPACE, key, secrets.token_hex(8).encode("ascii"), self.ttl))
+            tells.append(Publish(f"{NAMESPACE}:{key}", b"complete"))
+            if told is not None:
+                tells.append(Publish(*told))
+        await write_all(self.store, marks + tells)
 
     async def done(self, elicitation_id: str, principal: str | None, seen: str) -> bool:
         """True when the step was completed since the marker ``seen`` was read."""

@@ -13,9 +13,9 @@ Rules:
   (with how many calls failed), and that the store answers again when it does
   (``FailureLog``): not once per call, since every request that needs the store fails
   while it is down. One ``Guarded`` per store keeps that count (``UrlMode.guarded``).
-  Keys and channels are told apart (``KEYS``, ``CHANNELS``): a Redis user whose channels
-  are taken away fails its publishes only, and a put that succeeds between two of them is
-  no end of that outage.
+  Keys and channels are told apart (``KEYS``, ``CHANNELS``; ``WRITES`` for both sent
+  together): a Redis user whose channels are taken away fails its publishes only, and a
+  put that succeeds between two of them is no end of that outage.
 * A failure is never read as an answer: ``add`` and ``take`` raise, so a single-use
   marker or link is refused while the store is down, never accepted twice.
 * ``close`` and the subscription's end are passed through: what owns the store closes it.
@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 from mcp_elicit.errors import StoreUnavailable
 from mcp_elicit.stores.base import Store, Subscription, backend_errors
 from mcp_elicit.stores.failure_log import FailureLog
+from mcp_elicit.stores.writes import Write, write_all
 
 __all__ = ["Guarded"]
 
@@ -40,7 +41,7 @@ T = TypeVar("T")
 log = logging.getLogger("mcp_elicit.stores")
 
 #: The kinds of call whose failures are told apart (``FailureLog``).
-KEYS, CHANNELS = "keys", "channels"
+KEYS, CHANNELS, WRITES = "keys", "channels", "writes"
 
 
 class Guarded:
@@ -72,6 +73,9 @@ class Guarded:
 
     async def publish(self, channel: str, message: bytes) -> None:
         await self._call(self.inner.publish(channel, message), CHANNELS)
+
+    async def write_many(self, writes: Sequence[Write]) -> None:
+        await self._call(write_all(self.inner, writes), WRITES)
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(channel)

@@ -11,6 +11,9 @@ Rules:
   146 million years): a longer time to live means the same there.
 * ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
   commands, atomic across every instance using the server.
+* ``write_many`` (``stores.writes``) sends its ``SET``s and ``PUBLISH``es in one pipeline,
+  without ``MULTI`` (which an ACL user granted the store's commands may lack): one round
+  trip, in order, not atomic.
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
   Redis has confirmed ``SUBSCRIBE`` (no confirmation within ``socket_timeout`` is a
   ``redis.TimeoutError`` naming the server), so a publish from any instance after that point is
@@ -84,7 +87,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -103,6 +106,7 @@ from mcp_elicit.stores.redis_pubsub import (
     import_redis,
 )
 from mcp_elicit.stores.redis_url import redact_url, shown_valid_url, split_url
+from mcp_elicit.stores.writes import Put, Write
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -189,6 +193,28 @@ class RedisStore:
         check_value(message)
         self._follow_loop()
         await self._named(self._client.publish(name, message))
+
+    async def write_many(self, writes: Sequence[Write]) -> None:
+        """``writes`` in order, sent in one pipeline: one round trip (``stores.writes``)."""
+        commands: list[tuple[Any, ...]] = []  # checked before anything is sent
+        for write in writes:
+            if isinstance(write, Put):
+                check_value(write.value)
+                px = _px(check_ttl(write.ttl))
+                commands.append(("set", self._key(write.namespace, write.key), write.value, px))
+            else:
+                check_value(write.message)
+                commands.append(("publish", self._channel(write.channel), write.message))
+        if not commands:
+            return
+        self._follow_loop()  # before the pipeline is made on the client
+        pipe = self._client.pipeline(transaction=False)  # MULTI would need one right more
+        for command in commands:
+            if command[0] == "set":
+                pipe.set(command[1], command[2], px=command[3])
+            else:
+                pipe.publish(command[1], command[2])
+        await self._named(pipe.execute())
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(self._channel(channel))
