@@ -27,7 +27,7 @@ from typing import TypeAlias
 
 from mcp_elicit.server.url_steps import StepCompletions
 
-__all__ = ["Completion", "Line", "Told", "holds", "lost", "names"]
+__all__ = ["Completion", "Line", "Told", "holds", "lost", "names", "untold"]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -50,6 +50,8 @@ class Completion:
     told: Told
     until: float  # the loop's time at which it is given up
     marked: bool = False  # its marker is written: what is left is to tell it
+    retry_at: float = 0.0  # set aside (the store refuses it alone): when it is tried again
+    delay: float = 0.0  # set aside: the pause before the try after that
 
 
 class Line:
@@ -60,9 +62,12 @@ class Line:
         #: Appended by ``record`` wherever it runs (one step, no lock); taken on the loop.
         self.waiting: deque[Completion] = deque()
         self.writing: Completion | None = None  # taken from ``waiting``, not yet written
+        self.batch: list[Completion] = []  # taken from ``waiting``, being written together
+        self.aside: list[Completion] = []  # failing alone, each tried again on its own
         self.task: asyncio.Task[None] | None = None
         self.opened: dict[str, StepCompletions] = {}  # stores opened for its writes, by URL
         self.wake: asyncio.Future[None] | None = None  # its pause before trying again
+        self.idle = False  # that pause waits only for ``aside``: a new completion ends it
         self.untold = False  # the store refuses the notices for its configuration: said
         self.dropped: list[Completion] = []  # dropped past the bound, not yet said (named ones)
         self.dropped_count = 0  # how many, named or not
@@ -71,7 +76,7 @@ class Line:
 
     def drop_over(self, most: int) -> None:
         """On the loop: drop the oldest waiting past ``most``, said as the rules say."""
-        excess = len(self.waiting) - most
+        excess = min(len(self.waiting) + len(self.aside) - most, len(self.waiting))
         if excess <= 0:
             return
         dropped = [self.waiting.popleft() for _ in range(excess)]
@@ -116,15 +121,17 @@ class Line:
 
     def take_all(self) -> list[Completion]:
         """Every completion it holds, taken out of it, in order."""
-        held = [] if self.writing is None else [self.writing]
-        self.writing = None
+        held = [*self.aside, *self.batch] + ([] if self.writing is None else [self.writing])
+        self.writing, self.batch, self.aside = None, [], []
         while self.waiting:  # popleft, not clear: one appended meanwhile is taken too
             held.append(self.waiting.popleft())
         return held
 
 
 def holds(line: Line | None) -> bool:
-    return line is not None and (line.writing is not None or bool(line.waiting))
+    return line is not None and (
+        line.writing is not None or bool(line.waiting) or bool(line.batch) or bool(line.aside)
+    )
 
 
 def names(completions: Iterable[Completion]) -> str:
@@ -163,3 +170,20 @@ def lost(completions: list[Completion], why: str) -> None:
             "it" if one else "them",
             "it" if one else "them",
         )
+
+
+def untold(line: Line, done: Completion, said: str) -> None:
+    """``done`` is recorded, but the store refuses to publish that it is, for its
+    configuration (the Redis user's channels): said once while that lasts."""
+    if line.untold:
+        log.debug("the completion of URL step %r is recorded, not told: %s", done.elicitation_id[:64], said)
+        return
+    line.untold = True
+    log.error(
+        "the completion of URL step %r is recorded, but the store refuses to tell it for its "
+        "configuration: %s. Until the Redis user may use the store's channels again, the "
+        "requests held on a step see it done only when they look again, and the sessions of "
+        "other instances are not told (nothing more is said of the completions that follow)",
+        done.elicitation_id[:64],
+        said,
+    )

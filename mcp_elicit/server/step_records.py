@@ -5,9 +5,13 @@ the write runs later, on the event loop (``server/url_steps.py`` reads what it w
 Rules:
 
 * The completions made on one event loop wait in one line, in the order they were made,
-  and one task of that loop writes them, one after another (``Line``): while the store
-  is down one write is tried at a time, however many people finish their steps
-  meanwhile, and nothing is kept per completion but the completion itself. At most
+  and one task of that loop writes them (``Line``): up to ``BATCH`` of those waiting
+  together (``StepCompletions.complete_many``: one round trip on Redis), or, while the
+  store fails and for a batch that failed, one after another: while the store is down
+  one write is tried at a time, however many people finish their steps meanwhile, and
+  nothing is kept per completion but the completion itself. One that fails while the one
+  behind it is written is the store's trouble alone (a user's store failing for one
+  key): it is set aside and tried again on its own (``server/step_aside.py``). At most
   ``MAX_WAITING`` wait behind the one being written; past that the oldest are dropped, a
   warning naming them (the requests held on them are the nearest to their bound, the
   newest have the most time left to be of use), those dropped one at a time during an
@@ -80,13 +84,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
-from mcp_elicit.server.step_line import Completion, Line, Told, holds, lost, names
+from mcp_elicit.server.step_aside import retry_due, set_aside
+from mcp_elicit.server.step_line import Completion, Line, Told, holds, lost, names, untold
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores.base import Store, backend_errors, failure_text, misconfigured
 from mcp_elicit.stores.closed_loops import let_go
@@ -104,6 +110,8 @@ RETRY_MOST = 30.0
 RETRY_FOR = 600.0
 #: How many completions wait at most on one event loop behind the one being written.
 MAX_WAITING = 10_000
+#: How many completions are written together at most (a healthy store: one round trip).
+BATCH = 100
 
 
 @dataclass(slots=True)
@@ -195,6 +203,8 @@ class StepRecords:
     def _run(self, line: Line) -> None:
         """On the line's loop: drop what waits past the bound, and make sure its task runs."""
         line.drop_over(MAX_WAITING)
+        if line.idle and line.waiting and line.wake is not None and not line.wake.done():
+            line.wake.set_result(None)  # it waited for those set aside only
         if holds(line) and (line.task is None or line.task.done()):
             line.task = line.loop.create_task(self._drain(line))
             self._start(line.task, line)
@@ -213,23 +223,39 @@ class StepRecords:
         # early in turn hands on what it had not begun to close (``_abandoned``).
         self._close_abandoned(line.loop)
         trouble = _Trouble()
+        singles = 0  # how many to write one by one: a batch of them failed
         try:
             while True:
+                if line.aside:
+                    await self._retry_aside(line)
+                if line.writing is None and not line.waiting:
+                    if line.aside:  # only those: wait for the first one's time, or a new one
+                        first = min(done.retry_at for done in line.aside)
+                        await self._pause(line, max(first - line.loop.time(), 0.0), idle=True)
+                        continue
+                    await self._close_opened(line)
+                    if line.waiting or line.aside:  # made while the stores closed
+                        continue
+                    return
+                calm = not (trouble.failing or line.untold)
+                if calm and line.writing is None and len(line.waiting) > 1 and singles <= 0:
+                    singles = await self._write_batch(line)  # failed: one by one finds which
+                    continue
                 if line.writing is None:
-                    if not line.waiting:
-                        await self._close_opened(line)
-                        if line.waiting:  # made while the stores closed
-                            continue
-                        return
                     line.writing = line.waiting.popleft()
+                singles -= 1
                 done = line.writing
                 try:
                     await self._write(line, done)
                 except Exception as exc:  # any backend's failure, StoreUnavailable included
-                    pause = self._failed(line, exc, trouble)
-                    if pause is not None:
-                        await self._pause(line, pause)
-                    continue
+                    behind = await self._alone(line, done, exc)
+                    if behind is not None:  # written: the store answers, ``done`` is set aside
+                        done = behind
+                    else:
+                        pause = self._failed(line, exc, trouble)
+                        if pause is not None:
+                            await self._pause(line, pause)
+                        continue
                 line.writing = None
                 if trouble.failing:
                     log.info(
@@ -248,30 +274,87 @@ class StepRecords:
             if line.opened:  # cancelled, or failed: what it opened is closed all the same
                 await self._close_opened(line)
 
-    async def _write(self, line: Line, done: Completion) -> None:
-        notice = None if done.told is None else done.told()  # made now: see ``Told``
+    def _steps(self, line: Line) -> StepCompletions | None:
+        """Where ``line``'s completions go now (a store opened for them, if need be)."""
         steps = self._own()
         if steps is None:
             url = self._url()
             if url is None:  # nowhere to write it any more: as when there was none
-                return
+                return None
             steps = line.opened.get(url)
             if steps is None:
                 from mcp_elicit.stores import open_store
 
                 steps = line.opened[url] = StepCompletions(open_store(url), ttl=self.ttl)
+        return steps
+
+    async def _write(self, line: Line, done: Completion) -> None:
+        notice = None if done.told is None else done.told()  # made now: see ``Told``
+        steps = self._steps(line)
+        if steps is None:
+            return
         if not done.marked:
             await steps.mark(done.elicitation_id, done.principal)
             done.marked = True
         await steps.tell(done.elicitation_id, done.principal, notice)
         line.untold = False
 
+    async def _write_batch(self, line: Line) -> int:
+        """Write the next ``BATCH`` waiting together (one round trip on Redis); when that
+        fails, put them back in front and say how many (to be written one by one)."""
+        line.batch = [line.waiting.popleft() for _ in range(min(BATCH, len(line.waiting)))]
+        try:
+            steps = self._steps(line)
+            if steps is not None:
+                made = [
+                    (done.elicitation_id, done.principal, done.told and done.told()) for done in line.batch
+                ]
+                await steps.complete_many(made)
+        except Exception as exc:  # any backend's failure: one by one says what failed
+            log.debug(
+                "%d completions of URL steps could not be written together: %s", len(line.batch), _said(exc)
+            )
+            failed, line.batch = line.batch, []
+            line.waiting.extendleft(reversed(failed))
+            return len(failed)
+        line.batch = []  # kept on a cancellation, for ``take_all`` to name
+        return 0
+
+    async def _alone(self, line: Line, done: Completion, exc: Exception) -> Completion | None:
+        """``done`` failed for the store being down: write the next one at once; written,
+        ``done`` is set aside (``step_aside``) and the one written is returned."""
+        loop = line.loop
+        if not line.waiting or not isinstance(exc, self._down) or misconfigured(exc):
+            return None
+        if loop in self._settling or done.until <= loop.time():
+            return None
+        probe = line.waiting.popleft()
+        try:
+            await self._write(line, probe)
+        except Exception:  # the store is down: as it was
+            line.waiting.appendleft(probe)
+            return None
+        except asyncio.CancelledError:
+            line.waiting.appendleft(probe)
+            raise
+        set_aside(line, done, _said(exc), RETRY_FIRST, RETRY_MOST, RETRY_FOR)
+        return probe
+
+    async def _retry_aside(self, line: Line) -> None:
+        def failure(exc: Exception) -> tuple[str, bool]:
+            return _said(exc), isinstance(exc, self._down)
+
+        stopping = line.loop in self._settling
+        await retry_due(
+            line, functools.partial(self._write, line), failure, RETRY_MOST, RETRY_FOR, stopping=stopping
+        )
+
     def _failed(self, line: Line, exc: Exception, trouble: _Trouble) -> float | None:
         """A write of ``line`` failed: give up what is due (logged), say what happened, and
         how long to wait before trying again (None: at once, the next one)."""
         said = _said(exc)
         if line.writing is not None and line.writing.marked and misconfigured(exc):
-            self._untold(line, line.writing, said)  # recorded: nothing left to try again
+            untold(line, line.writing, said)  # recorded: nothing left to try again
             line.writing = None
             return None
         if not isinstance(exc, self._down):  # not the store being down: this one only
@@ -329,34 +412,17 @@ class StepRecords:
         )
         return delay
 
-    def _untold(self, line: Line, done: Completion, said: str) -> None:
-        """``done`` is recorded, but the store refuses to publish that it is, for its
-        configuration (the Redis user's channels): said once while that lasts."""
-        if line.untold:
-            log.debug(
-                "the completion of URL step %r is recorded, not told: %s", done.elicitation_id[:64], said
-            )
-            return
-        line.untold = True
-        log.error(
-            "the completion of URL step %r is recorded, but the store refuses to tell it for its "
-            "configuration: %s. Until the Redis user may use the store's channels again, the "
-            "requests held on a step see it done only when they look again, and the sessions of "
-            "other instances are not told (nothing more is said of the completions that follow)",
-            done.elicitation_id[:64],
-            said,
-        )
-
-    async def _pause(self, line: Line, delay: float) -> None:
-        """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it."""
+    async def _pause(self, line: Line, delay: float, *, idle: bool = False) -> None:
+        """Wait ``delay`` seconds, or until ``settle`` (the server stopping) wakes it, or (``idle``:
+        it waits only for the completions set aside) a new completion."""
         wake = line.loop.create_future()
-        line.wake = wake
+        line.wake, line.idle = wake, idle
         try:
             if line.loop not in self._settling:  # else woken already: try once more at once
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake, delay)
         finally:
-            line.wake = None
+            line.wake, line.idle = None, False
 
     async def _close_opened(self, line: Line) -> None:
         """Close every store ``line`` opened, whatever a close does (a cancellation is

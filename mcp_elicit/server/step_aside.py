@@ -1,0 +1,79 @@
+"""The completions of URL steps that the store refuses one at a time (``server/step_records.py``):
+a user's own store failing for one key (``OSError`` for that key alone), while it takes the
+ones behind it, must not hold the line up.
+
+Rules:
+
+* A completion whose write fails for the store being down is tried once more with the next
+  one in the line, at once. That one written, the first is the store's trouble alone: it is
+  set aside (``set_aside``), said once as a warning, and tried again on its own after 1,
+  2, 4... up to ``RETRY_MOST`` seconds (``retry_due``) while the line goes on; the next one
+  failing too, the store is down, and the line waits as it does for an outage.
+* A completion set aside is given up ``RETRY_FOR`` seconds after it was made, or when the
+  server stops (one more try first), or at a failure that is not the store being down,
+  each said (``step_line.lost``); written at last, it is said at INFO. Its further failures
+  are said at DEBUG only.
+* The completions set aside count toward the line's bound.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from mcp_elicit.server.step_line import Completion, Line, lost
+
+__all__ = ["retry_due", "set_aside"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+
+def set_aside(line: Line, done: Completion, said: str, first: float, most: float, lasts: float) -> None:
+    """``done`` failed alone (``said``): try it again on its own from ``first`` seconds on."""
+    done.delay = first
+    done.retry_at = line.loop.time() + first
+    line.aside.append(done)
+    log.warning(
+        "the completion of URL step %r could not be recorded in the store (%s), though the store "
+        "takes the completions behind it: it is tried again on its own after %g, %g, %g... up to "
+        "%g s while the others go on, and given up %g s after it was made",
+        done.elicitation_id[:64],
+        said,
+        first,
+        first * 2,
+        first * 4,
+        most,
+        lasts,
+    )
+
+
+async def retry_due(
+    line: Line,
+    write: Callable[[Completion], Awaitable[None]],
+    failure: Callable[[Exception], tuple[str, bool]],
+    most: float,
+    lasts: float,
+    *,
+    stopping: bool,
+) -> None:
+    """Try once each completion set aside whose time came (every one when ``stopping``).
+    ``failure`` says a write's error: its words, and whether it is the store being down."""
+    for done in [done for done in line.aside if stopping or done.retry_at <= line.loop.time()]:
+        try:
+            await write(done)  # left in ``aside`` meanwhile: a cancellation names it
+        except Exception as exc:  # any backend's failure
+            said, down = failure(exc)
+            if stopping or not down or done.until <= line.loop.time():
+                line.aside.remove(done)
+                if stopping:
+                    said += "; given up: the server is stopping"
+                elif down:
+                    said += f"; given up: tried for {lasts:g} s"
+                lost([done], said)
+            else:
+                done.delay = min(done.delay * 2, most)
+                done.retry_at = line.loop.time() + done.delay
+                log.debug("the completion of URL step %r still fails: %s", done.elicitation_id[:64], said)
+            continue
+        line.aside.remove(done)
+        log.info("the completion of URL step %r is recorded, at last", done.elicitation_id[:64])
