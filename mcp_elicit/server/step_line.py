@@ -69,6 +69,7 @@ class Line:
         self.wake: asyncio.Future[None] | None = None  # its pause before trying again
         self.idle = False  # that pause waits only for ``aside``: a new completion ends it
         self.untold = False  # the store refuses the notices for its configuration: said
+        self.refused = False  # the store refuses the writes for its configuration: said
         self.dropped: list[Completion] = []  # dropped past the bound, not yet said (named ones)
         self.dropped_count = 0  # how many, named or not
         self.bound = 0  # the bound they were dropped past

@@ -64,7 +64,8 @@ Rules:
   requests held on it have given up by then.
 * A store that refuses the write for its configuration (a password missing or refused,
   an ACL user lacking a right, a database number the server lacks:
-  ``stores.base.misconfigured``) is no outage: one error line says so, with what to fix,
+  ``stores.base.misconfigured``) is no outage: one error line says so, with what to fix
+  (once until a write succeeds, however often the line empties and fills meanwhile),
   and the line is tried again every ``RETRY_MOST`` seconds without a word more, until the
   refusal ends (the old password added back on the Redis side, the ACL widened: the
   completions are then written) or the completions' time is up. A server whose own URL
@@ -120,7 +121,6 @@ class _Trouble:
 
     delay: float = field(default_factory=lambda: RETRY_FIRST)  # read now, not at import
     failing: bool = False
-    refused: bool = False  # by the store's configuration: said once
 
 
 #: What a task under way does: write a line, or close a store (and its URL) that a line
@@ -237,7 +237,7 @@ class StepRecords:
                     if line.waiting or line.aside:  # made while the stores closed
                         continue
                     return
-                calm = not (trouble.failing or line.untold)
+                calm = not (trouble.failing or line.untold or line.refused)
                 if calm and line.writing is None and len(line.waiting) > 1 and singles <= 0:
                     singles = await self._write_batch(line)  # failed: one by one finds which
                     continue
@@ -257,6 +257,7 @@ class StepRecords:
                             await self._pause(line, pause)
                         continue
                 line.writing = None
+                line.refused = False
                 if trouble.failing:
                     log.info(
                         "the completion of URL step %r is recorded%s",
@@ -380,8 +381,8 @@ class StepRecords:
         head = line.writing or line.waiting[0]
         behind = len(line.waiting) - (line.writing is None)
         if misconfigured(exc):
-            if not trouble.refused:
-                trouble.refused = True
+            if not line.refused:  # once until a write succeeds, however often the line empties
+                line.refused = True
                 log.error(
                     "the store refuses the completions of URL steps for its configuration, not for "
                     "an outage: %s. Fix that (the password or user in the store's URL, the Redis "
@@ -400,7 +401,7 @@ class StepRecords:
                     said,
                 )
             return RETRY_MOST
-        trouble.refused = False
+        line.refused = False
         delay, trouble.delay = trouble.delay, min(trouble.delay * 2, RETRY_MOST)
         log.warning(
             "the completion of URL step %r could not be recorded in the store yet (%s); trying "
