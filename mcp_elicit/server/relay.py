@@ -54,11 +54,8 @@ Rules:
   such task", which a client following the task would take as its end.
 * Publishing never waits for the store; a failure is logged (``FailureLog``: when the
   failures begin, once a minute, when a message is sent again), as is a failure to read a
-  mirrored state (``StoreUnavailable``). A subscription that fails
-  (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
-  meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
-  Each failure is a warning, and the subscription that works again is logged too, so the
-  operator's last word on it is not that the instances are cut off.
+  mirrored state (``StoreUnavailable``). A subscription that fails is opened again, its
+  failures said as ``server/relay_listening.py`` says (a warning a try).
 * A message that is not one of ours (not JSON, a wrong shape, longer than 512 KiB, a
   seal that does not open) is ignored. A relayed ``tasks/update`` holds answers within
   the ``inputResponses`` limits of any request (``core.mrtr``): its message fits.
@@ -70,7 +67,6 @@ import asyncio
 import contextlib
 import hashlib
 import logging
-import math
 import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -82,6 +78,7 @@ from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailab
 from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server import step_notices
 from mcp_elicit.server.left_loops import drop
+from mcp_elicit.server.relay_listening import listen
 from mcp_elicit.server.relay_outages import outages
 from mcp_elicit.server.task_mirror import MAX_STATE, RENEW_EVERY, TASKS, binding, kept_for
 from mcp_elicit.stores.base import Store, backend_errors
@@ -97,7 +94,6 @@ log = logging.getLogger("mcp_elicit.server")
 #: a request may carry (256 KiB, ``core.mrtr``) fits, with room to spare.
 _MAX_MESSAGE = 512 * 1024
 _INLINE = 256 * 1024 - 4096  # a sealed state up to this size travels in its message
-_RETRY_MAX = 30.0
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
 _TICK = 1.0  # the writer looks whether the renewal is due at least this often (seconds)
 _COMPLETE = "elicitation/complete"  # a URL step's completion, for the sessions waiting on it
@@ -165,7 +161,7 @@ class Relay:
             self._loop = asyncio.get_running_loop()
             self.listening = asyncio.Event()
             self._wake, self._progress = asyncio.Event(), asyncio.Event()
-            self._task = asyncio.ensure_future(self._listen(store, self.listening))
+            self._task = asyncio.ensure_future(listen(store, self.channel, self._receive, self.listening))
             self._writer = asyncio.ensure_future(self._write(store, self._wake, self._progress))
 
     async def stop(self) -> None:
@@ -229,30 +225,6 @@ class Relay:
             self._send_outage.failed(exc)
         else:
             self._send_outage.answered()
-
-    async def _listen(self, store: Store, listening: asyncio.Event) -> None:
-        delay = 1.0
-        failed = False  # the last subscription failed: say when one works again
-        while True:
-            try:
-                async with store.subscribe(self.channel) as subscription:
-                    listening.set()
-                    delay = 1.0
-                    if failed:
-                        log.info("messages from other instances heard again (%r)", store)
-                        failed = False
-                    while True:
-                        message = await subscription.next(math.inf)
-                        if message is not None:
-                            self._receive(message)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the store is down or closed: try again later
-                listening.clear()
-                failed = True
-                log.warning("messages from other instances stopped (%s); retrying in %.0f s", exc, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, _RETRY_MAX)
 
     def _receive(self, message: bytes) -> None:
         if len(message) > _MAX_MESSAGE:
