@@ -55,7 +55,8 @@ Rules:
 * Publishing never waits for the store; a failure is logged (``FailureLog``: when the
   failures begin, once a minute, when a message is sent again), as is a failure to read a
   mirrored state (``StoreUnavailable``). A subscription that fails is opened again, its
-  failures said as ``server/relay_listening.py`` says (a warning a try).
+  failures said as ``server/relay_listening.py`` says (an outage a warning a try, a refusal
+  of the store's configuration once, at ERROR, with what to grant).
 * A message that is not one of ours (not JSON, a wrong shape, longer than 512 KiB, a
   seal that does not open) is ignored. A relayed ``tasks/update`` holds answers within
   the ``inputResponses`` limits of any request (``core.mrtr``): its message fits.
