@@ -15,6 +15,7 @@ markers live, behind one narrow interface (``Store``, in ``base``).
     url.py      open_store(url), default_store_url()
     guarded.py  Guarded: the server's view, a failing backend as StoreUnavailable (503)
     failure_log.py  FailureLog: an outage said when it begins, once a minute, when it ends
+    writes.py   Put, Publish, write_all(): writes sent together (one Redis pipeline)
 
 Rules: this package imports the standard library, ``mcp_elicit.errors`` and (lazily, in
 ``redis.py``) ``redis``; nothing else. Every backend passes the one contract suite,
