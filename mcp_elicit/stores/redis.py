@@ -11,9 +11,8 @@ Rules:
   146 million years): a longer time to live means the same there.
 * ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
   commands, atomic across every instance using the server.
-* ``write_many`` (``stores.writes``) sends its ``SET``s and ``PUBLISH``es in one pipeline,
-  without ``MULTI`` (which an ACL user granted the store's commands may lack): one round
-  trip, in order, not atomic.
+* ``write_many`` sends its ``SET``s and ``PUBLISH``es in one pipeline (no ``MULTI``, which an
+  ACL user granted the store's commands may lack): one round trip, in order, not atomic.
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
   Redis has confirmed ``SUBSCRIBE`` (no confirmation within ``socket_timeout`` is a
   ``redis.TimeoutError`` naming the server), so a publish from any instance after that point is
@@ -198,23 +197,17 @@ class RedisStore:
         """``writes`` in order, sent in one pipeline: one round trip (``stores.writes``)."""
         commands: list[tuple[Any, ...]] = []  # checked before anything is sent
         for write in writes:
+            check_value(write.value if isinstance(write, Put) else write.message)
             if isinstance(write, Put):
-                check_value(write.value)
-                px = _px(check_ttl(write.ttl))
-                commands.append(("set", self._key(write.namespace, write.key), write.value, px))
+                px = ("PX", _px(check_ttl(write.ttl))) if write.ttl is not None else ()
+                commands.append(("SET", self._key(write.namespace, write.key), write.value, *px))
             else:
-                check_value(write.message)
-                commands.append(("publish", self._channel(write.channel), write.message))
-        if not commands:
-            return
+                commands.append(("PUBLISH", self._channel(write.channel), write.message))
         self._follow_loop()  # before the pipeline is made on the client
         pipe = self._client.pipeline(transaction=False)  # MULTI would need one right more
         for command in commands:
-            if command[0] == "set":
-                pipe.set(command[1], command[2], px=command[3])
-            else:
-                pipe.publish(command[1], command[2])
-        await self._named(pipe.execute())
+            pipe.execute_command(*command)
+        await self._named(_unannotated(pipe.execute()))  # none: redis-py sends nothing
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(self._channel(channel))
@@ -450,6 +443,17 @@ def _renamed(exc: Exception, message: str) -> Exception:
         return type(exc)(message)
     except Exception:
         return exc
+
+
+async def _unannotated(command: Awaitable[T]) -> T:
+    """A pipeline's result; its error without redis-py's note of the command (its values)."""
+    try:
+        return await command
+    except Exception as exc:
+        if exc.args and isinstance(exc.args[0], str):
+            note = r"^Command # \d+ \(.*?\) of pipeline caused error: "
+            exc.args = (re.sub(note, "", exc.args[0], count=1, flags=re.DOTALL), *exc.args[1:])
+        raise
 
 
 def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:

@@ -4,9 +4,13 @@ anything is sent."""
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 import pytest
 
-from mcp_elicit.stores import Store
+from mcp_elicit.stores import RedisStore, Store
+from mcp_elicit.stores.base import misconfigured
 from mcp_elicit.stores.writes import Publish, Put, write_all
 
 pytestmark = pytest.mark.anyio
@@ -31,7 +35,30 @@ async def test_writes_sent_together_are_applied_in_order(store: Store) -> None:
 
 
 async def test_a_misused_write_is_refused_before_any_is_sent(store: Store) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="key"):
         await write_all(store, [Put("step", "kept", b"1"), Put("step", "", b"2")])
     if hasattr(store, "write_many"):  # together: the first was not sent either
         assert await store.get("step", "kept") is None
+
+
+async def test_a_refused_pipeline_says_what_to_grant_without_the_values_sent(
+    redis_url: str, raw: Any
+) -> None:
+    """A Redis user without the store's channels: the batch's error is Redis's own words
+    and the store's advice, as a single publish's is, not redis-py's note of the command
+    (which quoted the values sent, and kept the advice from being added)."""
+    refusals = pytest.importorskip("redis.exceptions")
+    user, password = f"writer-{uuid.uuid4().hex[:8]}", "writer-Pw-1"
+    await raw.execute_command("ACL", "SETUSER", user, "on", f">{password}", "~*", "resetchannels", "+@all")
+    prefix = f"test-{uuid.uuid4().hex[:12]}"
+    store = RedisStore(redis_url.replace("redis://", f"redis://{user}:{password}@"), prefix=prefix)
+    try:
+        with pytest.raises(refusals.NoPermissionError) as caught:
+            await write_all(store, [Put("step", "k", b"secret-marker"), Publish("step:k", b"complete")])
+        text = str(caught.value)
+        assert misconfigured(caught.value), text
+        assert f"give the user ~{prefix}:* &{prefix}:*" in text, text
+        assert "pipeline" not in text and "secret-marker" not in text and password not in text, text
+    finally:
+        await store.close()
+        await raw.execute_command("ACL", "DELUSER", user)
