@@ -1,6 +1,8 @@
 """How a URL or URI from the other side is shown in a log line, an error message or a span:
 its user name and password, query and fragment replaced by ``REDACTED`` (where keys and
-tokens travel), its scheme, host and path kept. :func:`redact_urls` finds the URLs in prose,
+tokens travel), its scheme, host and path kept. A user name and password read
+``REDACTED:REDACTED@``, a user name alone ``REDACTED@``; an empty query or fragment (a
+bare ``?`` or ``#`` at the end) hides nothing and stays as written. :func:`redact_urls` finds the URLs in prose,
 :func:`redact_uri` takes one URI, :func:`uri_redacted` redacts a message's repetitions of a
 known URI (whole, made inert, or cut short). A URL is read as a browser or httpx would send
 it: a tab or line break anywhere in it dropped (``ht\\ttps:``), and its user information
@@ -162,6 +164,8 @@ def hidden_parts(uri: str) -> str:
     parts = []
     if redacted.count("REDACTED:REDACTED@") > uri.count("REDACTED:REDACTED@"):
         parts.append("its user name and password")
+    elif redacted.count("REDACTED@") > uri.count("REDACTED@"):
+        parts.append("its user name")
     query = _QUERY.search(uri)  # where redact_uri's query or fragment starts, whatever the form
     if query is not None and redacted.endswith("REDACTED"):
         tail = uri[query.start() :]
@@ -233,7 +237,7 @@ def _user_info_first(text: str) -> str:
         at = max(start, found.start() + 1)
         sign = ends.last_sign(start, last)
         if sign >= start:
-            parts += (text[done:start], "REDACTED:REDACTED")
+            parts += (text[done:start], _user_info_shown(text[start:sign]))
             done = at = sign
     return "".join(parts) + text[done:] if parts else text
 
@@ -380,7 +384,17 @@ def _kept(rest: str, *, authority: bool = True, web: bool = False) -> str:
     query = _QUERY.search(rest)
     head = rest if query is None else rest[: query.start()]
     head = _user_info_redacted(head, 0 if authority else None, web=web)
-    return head if query is None else head + rest[query.start()] + "REDACTED"
+    if query is None:
+        return head
+    if query.end() == len(rest):  # an empty query ("...?"): nothing to hide, nothing hidden
+        return head + rest[query.start() :]
+    return head + rest[query.start()] + "REDACTED"
+
+
+def _user_info_shown(info: str) -> str:
+    """A URL's user information as shown: a user name and password (a ":" in it) as
+    ``REDACTED:REDACTED``, a user name alone as one ``REDACTED``."""
+    return "REDACTED:REDACTED" if ":" in info else "REDACTED"
 
 
 def _user_info_redacted(head: str, start: int | None, *, web: bool) -> str:
@@ -405,7 +419,7 @@ def _user_info_redacted(head: str, start: int | None, *, web: bool) -> str:
                 end = len(head) if end < 0 else end
                 sign = head.rfind("@", start, end)
                 if sign >= 0:
-                    parts += (head[done:start], "REDACTED:REDACTED")
+                    parts += (head[done:start], _user_info_shown(head[start:sign]))
                     done = sign
                 if end == len(head):
                     break  # no URL starts past its own authority

@@ -27,23 +27,23 @@ from mcp_elicit.url_redaction import hidden_parts, redact_word
         ),
         (
             "'http://u@h:80/p#x' then \"ftp://a:b@c/d?e\"",
-            "'http://REDACTED:REDACTED@h:80/p#REDACTED' then \"ftp://REDACTED:REDACTED@c/d?REDACTED\"",
+            "'http://REDACTED@h:80/p#REDACTED' then \"ftp://REDACTED:REDACTED@c/d?REDACTED\"",
         ),
         (
             "two: https://a.example/x?t=1 https://b.example/y#z",
             "two: https://a.example/x?REDACTED https://b.example/y#REDACTED",
         ),
-        ("svn+ssh://me@host/repo?x", "svn+ssh://REDACTED:REDACTED@host/repo?REDACTED"),
+        ("svn+ssh://me@host/repo?x", "svn+ssh://REDACTED@host/repo?REDACTED"),
         ("foo.bar.https://u:p@h/?q", "foo.bar.https://REDACTED:REDACTED@h/?REDACTED"),
         ("https://host?q=1&r=2", "https://host?REDACTED"),
-        ("https://user@host/path/with@sign?q", "https://REDACTED:REDACTED@host/path/with@sign?REDACTED"),
+        ("https://user@host/path/with@sign?q", "https://REDACTED@host/path/with@sign?REDACTED"),
         ("https://host/p@q?x", "https://host/p@q?REDACTED"),
         ("https://me:p@ss@host/p?q", "https://REDACTED:REDACTED@host/p?REDACTED"),  # to the last "@"
         ("http://[::1]:8080/x?y", "http://[::1]:8080/x?REDACTED"),
         ("https://a/x?u=https://b:c@d", "https://a/x?REDACTED"),
         (
             "https://a:b@h/p?q\tnext https://c@d",
-            "https://REDACTED:REDACTED@h/p?REDACTED\tnext https://REDACTED:REDACTED@d",
+            "https://REDACTED:REDACTED@h/p?REDACTED\tnext https://REDACTED@d",
         ),
         ("x http:// y", "x http:// y"),
         # whatever stands before "://" (these were once left whole)
@@ -248,7 +248,8 @@ def _expected_user_info_left_out(head: str) -> str:
             cuts[end] = (start, at)
     shown, kept = "", 0
     for start, at in sorted(cuts.values()):
-        shown, kept = shown + head[kept:start] + "REDACTED:REDACTED", at
+        info = "REDACTED:REDACTED" if ":" in head[start:at] else "REDACTED"  # a user name alone: one
+        shown, kept = shown + head[kept:start] + info, at
     return shown + head[kept:]
 
 
@@ -508,7 +509,8 @@ def test_a_port_then_a_sentence_with_a_colon_and_an_at_sign_is_kept(text: str) -
     [
         ("https://h/mcp", ""),
         ("https://me:pw@h/mcp?k=1", "its user name and password and its query"),
-        ("https://me x@h/", "its user name and password"),
+        ("https://me x@h/", "its user name"),
+        ("https://me@h/?k", "its user name and its query"),
         ("https://h/x#f", "its fragment"),
         ("https://h/x?a#f", "its query and fragment"),
         ("urn:x?token=S", "its query"),
@@ -577,7 +579,7 @@ def test_only_what_repr_writes_for_a_tab_or_line_break_is_skipped(url: str, show
         ("https://h/?k=a'KEY", "https://h/?REDACTED"),
         ('--db=redis://me:PW@h/0?password=a "KEY"', "--db=redis://REDACTED:REDACTED@h/0?REDACTED"),
         ("https://h/#a KEY", "https://h/#REDACTED"),
-        ("https://me x@h/p", "https://REDACTED:REDACTED@h/p"),
+        ("https://me x@h/p", "https://REDACTED@h/p"),
         ("hello world, it's me@example.org", "hello world, it's me@example.org"),
         ("https://h/p", "https://h/p"),
     ],
@@ -587,3 +589,22 @@ def test_a_command_word_is_redacted_whole(word: str, shown: str) -> None:
     URL's query there. Redacting the quoted line instead left the key past it in clear."""
     assert redact_word(word) == shown
     assert shlex.join(map(redact_word, ["srv", word])) == shlex.join(["srv", shown])
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        ("https://me@h/mcp", "https://REDACTED@h/mcp"),  # a user name alone: one REDACTED
+        ("https://me:pw@h/mcp", "https://REDACTED:REDACTED@h/mcp"),
+        ("https://me:@h/mcp", "https://REDACTED:REDACTED@h/mcp"),  # a password's ":", however empty
+        ("https://h/mcp?", "https://h/mcp?"),  # an empty query hides nothing
+        ("https://h/mcp#", "https://h/mcp#"),
+        ("https://h/mcp?#f", "https://h/mcp?REDACTED"),  # a fragment after it does
+        ("https://h/mcp?k", "https://h/mcp?REDACTED"),
+    ],
+)
+def test_a_user_name_alone_and_an_empty_query_read_naturally(uri: str, shown: str) -> None:
+    assert redact_uri(uri) == shown
+    assert redact_urls(f"see {uri} now") == f"see {shown} now"
+    if shown == uri:  # nothing hidden: nothing to write out
+        assert hidden_parts(uri) == ""
