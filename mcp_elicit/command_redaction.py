@@ -14,12 +14,23 @@ Rules:
   ``--token-url URL``, ``--auth-type basic``, ``API_KEY_ID=...``, ``--max-token-count 9``).
   ``--no-auth`` is a switch, not a name with a value.
 * Three forms hide their value: ``--NAME=VALUE`` (one or two dashes), ``--NAME VALUE``
-  (the next word, unless it is itself an option: ``--token --verbose``), and
+  (the next word, whatever it starts with: a secret may start with ``-``, ``--token -x``,
+  as getopt, click and Go's flag all take it; only a long option, two dashes and a
+  lower-case name, ``--token --verbose``, is read as the next option, not a value), and
   ``NAME=VALUE`` for an environment variable's name (``env API_KEY=... python s.py``),
   also as an option's value (``--env=API_KEY=...``, docker's way).
   A header given as a word (``-H 'Authorization: Bearer T'``, ``--header=X-Api-Key: K``)
-  keeps its name and its scheme (``Bearer REDACTED``) when the name says secret, or is one
-  of the headers that carry credentials (``Authorization``, ``Cookie``).
+  keeps its name and its scheme (``Bearer REDACTED``: one of the schemes HTTP registers,
+  never a passphrase's first word) when the name says secret, or is one of the headers
+  that carry credentials (``Authorization``, ``Cookie``). An option whose name says
+  secret and header (``--auth-header 'Bearer T'``, ``--auth-header 'Authorization: Bearer
+  T'``) hides its value so too: such a name is the header, not where it is.
+* A message that repeats a secret (a server's stderr quoting its ``--token``, its error,
+  a line on its stdout) shows it REDACTED (:func:`redact_secrets`) where it stands as a
+  whole (not inside a longer run of letters, digits and ``_``) and has at least
+  ``SEARCHED_LEAST`` characters: a short value (``--key name``) is hidden where the
+  command gives it, never as every ``name`` in a server's words. Tokens, keys and client
+  secrets are longer; a password shorter than that may be repeated.
 * Conservative: a name that does not say secret keeps its value (a path, a port, a model's
   name), and short options (``-p X``: a port as often as a password) keep theirs. What a
   secret is hidden from is a message, not the program: the command run is the one given.
@@ -30,12 +41,16 @@ A leaf beside ``url_redaction``: the stdio transport and the command line both u
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from mcp_elicit.url_redaction import redact_word
 
-__all__ = ["redact_command", "secret_name", "secret_values"]
+__all__ = ["SEARCHED_LEAST", "redact_command", "redact_secrets", "secret_name", "secret_values"]
+
+#: The fewest characters of a secret's value that :func:`redact_secrets` searches a text
+#: for: a shorter one (``--key name``) is too likely an ordinary word of the text.
+SEARCHED_LEAST: Final = 8
 
 #: A part of a name that makes it a secret's.
 _SECRET: Final = frozenset(
@@ -76,7 +91,6 @@ _ABOUT: Final = frozenset(
         "expires",
         "file",
         "format",
-        "header",
         "id",
         "kind",
         "len",
@@ -106,7 +120,16 @@ _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _OPTION = re.compile(r"(-{1,2})([A-Za-z][A-Za-z0-9_.-]+)(?:(=)(.*))?", re.DOTALL)
 _ENV = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 _HEADER = re.compile(r"([!#$%&'*+.^_`|~0-9A-Za-z-]+):([ \t]*)(.*)", re.DOTALL)
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9-]*[ \t]+")
+#: The authentication schemes a credential follows (HTTP's registry, and the common ones
+#: beside it): a header value's first word is kept only when it is one of them.
+_SCHEMES: Final = frozenset(
+    {"basic", "bearer", "digest", "dpop", "hoba", "mutual", "negotiate", "ntlm", "token", "apikey"}
+)
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9-]*)[ \t]+")
+#: A word that is the next option, not a secret option's value: two dashes and a lower-case name.
+_LONG_OPTION = re.compile(r"--[a-z][a-z0-9-]*(?:=.*)?", re.DOTALL)
+#: A character that continues a word: a secret is found only where none is beside it.
+_WORDLIKE = re.compile(r"\w")
 
 
 def secret_name(name: str) -> bool:
@@ -130,30 +153,55 @@ def secret_values(words: Sequence[str]) -> list[str]:
     return [secret for _, secret in _read(words) if secret]
 
 
+def redact_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` (a message that may repeat a command's secrets) with each of ``secrets``
+    of at least ``SEARCHED_LEAST`` characters shown ``REDACTED`` where it stands whole:
+    no letter, digit or ``_`` right before it or after it continues it (see the rules)."""
+    for secret in sorted({s for s in secrets if len(s) >= SEARCHED_LEAST}, key=len, reverse=True):
+        if secret not in text:
+            continue
+        before = r"(?<!\w)" if _WORDLIKE.match(secret[0]) else ""
+        after = r"(?!\w)" if _WORDLIKE.match(secret[-1]) else ""
+        text = re.sub(before + re.escape(secret) + after, "REDACTED", text)
+    return text
+
+
 def _read(words: Sequence[str]) -> list[tuple[str, str]]:
     """Each word as shown, and the secret it hides ("" when none)."""
     out: list[tuple[str, str]] = []
-    takes_value = False  # the word before was a secret's option, its value to come
+    value_of = ""  # the secret option before, its value to come ("" when none)
     for word in words:
-        if takes_value and not word.startswith("-"):
-            out.append(("REDACTED", word) if word else (word, ""))
-            takes_value = False
+        if value_of and _LONG_OPTION.fullmatch(word) is None:
+            out.append(_value(value_of, word) if word else (word, ""))
+            value_of = ""
             continue
-        takes_value = False
+        value_of = ""
         option = _OPTION.fullmatch(word)
         if option is not None:
             dashes, name, equals, value = option.groups()
             if equals is None:
-                takes_value = secret_name(name)
+                value_of = name if secret_name(name) else ""
                 out.append((word, ""))
             elif secret_name(name) and value:
-                out.append((f"{dashes}{name}=REDACTED", value))
+                shown, secret = _value(name, value)
+                out.append((f"{dashes}{name}={shown}", secret))
             else:  # the value may be an assignment (docker's --env=API_KEY=K) or a header
                 shown, secret = _assigned(value)
                 out.append((f"{dashes}{name}={shown}", secret))
             continue
         out.append(_assigned(word))
     return out
+
+
+def _value(name: str, value: str) -> tuple[str, str]:
+    """The value of the secret option ``name`` as shown, and the secret it hides: all of
+    it, but a header's name and scheme when the option's name says header."""
+    if "header" not in (part.lower() for part in _PARTS.findall(name)):
+        return "REDACTED", value
+    shown, secret = _header(value)
+    if secret:
+        return shown, secret
+    return _credential("", value)
 
 
 def _assigned(word: str) -> tuple[str, str]:
@@ -173,6 +221,13 @@ def _header(word: str) -> tuple[str, str]:
     name, space, value = header.groups()
     if not value or not (name.lower() in _SECRET_HEADERS or secret_name(name)):
         return word, ""
-    scheme = _SCHEME.match(value)  # "Bearer T": the scheme says what kind, not the token
-    kept = scheme[0] if scheme is not None and scheme.end() < len(value) else ""
-    return f"{name}:{space}{kept}REDACTED", value[len(kept) :]
+    return _credential(f"{name}:{space}", value)
+
+
+def _credential(head: str, value: str) -> tuple[str, str]:
+    """A header's ``value`` after ``head`` as shown: ``Bearer T`` keeps its scheme (one of
+    ``_SCHEMES``, which says what kind, not the token), anything else is hidden whole."""
+    scheme = _SCHEME.match(value)
+    known = scheme is not None and scheme[1].lower() in _SCHEMES and scheme.end() < len(value)
+    kept = scheme[0] if known and scheme is not None else ""
+    return f"{head}{kept}REDACTED", value[len(kept) :]
