@@ -41,7 +41,7 @@ from mcp_elicit.client import Answerer, Client
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
-from mcp_elicit.command_redaction import redact_command, secret_values
+from mcp_elicit.command_redaction import redact_command, redact_secrets, secret_values
 from mcp_elicit.errors import UsageError
 from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
@@ -98,10 +98,7 @@ class Target:
         ``Host``) stay."""
         values = [value for name, value in self.headers if name.lower() not in _NOT_SECRET]
         values += secret_values(self.command)  # a stdio server's error may quote its --token
-        keys = {part for value in values for part in (value, value.rpartition(" ")[2]) if len(part) >= 4}
-        for key in sorted(keys, key=len, reverse=True):
-            text = text.replace(key, "REDACTED")
-        return text
+        return redact_secrets(text, [part for value in values for part in (value, value.rpartition(" ")[2])])
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:

@@ -15,7 +15,8 @@ Rules:
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code (or the signal
   that ended it; a code of 128 + a signal is said to be how a shell reports one) and the
-  tail of its stderr, also when a process it started keeps its stdout open, and when
+  tail of its stderr (the secrets its command gives, ``--token T``, shown REDACTED:
+  ``command_redaction.redact_secrets``; its URLs redacted), also when a process it started keeps its stdout open, and when
   writing the request found the pipe broken first. Closing is the spec's shutdown: close
   stdin, wait, then terminate, then kill; each wait is for the exit, not for the pipes,
   which are closed last. On POSIX the server gets a process group of its
@@ -47,7 +48,7 @@ from mcp_elicit.client.options import ClientOptions, seconds
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
-from mcp_elicit.command_redaction import redact_command
+from mcp_elicit.command_redaction import redact_command, redact_secrets, secret_values
 from mcp_elicit.errors import (
     ConfigError,
     MCPElicitError,
@@ -137,6 +138,7 @@ class StdioTransport:
         self._abandoned: dict[jsonrpc.RequestId, None] = {}
         #: What the process writes to stdout, read and routed (its requests, its noise...).
         self._stdout = StdoutRouting(self, self._max_line, self._pending, self._abandoned, self._put)
+        self._stdout.noise.secrets = tuple(secret_values(self.command))  # a banner may repeat its --token
         self._tasks: list[asyncio.Task[None]] = []
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
@@ -334,7 +336,8 @@ class StdioTransport:
                     if self._stderr_reading is not None:  # what it said last
                         await asyncio.shield(self._stderr_reading)
             code = proc.returncode
-        tail = redact_urls(self.stderr_tail().strip())[-1500:]  # redacted, then cut
+        tail = redact_secrets(self.stderr_tail().strip(), secret_values(self.command))  # its --token
+        tail = redact_urls(tail)[-1500:]  # redacted, then cut
         how = [
             *(["closed its output"] if output_closed else []),
             *([how_it_ended(code)] if code is not None else []),

@@ -4,8 +4,10 @@
 Rules:
 
 * The log hears of a bounded number of them, however many come: the first ``LOUD`` each
-  get a warning of their own (the line quoted, its URLs redacted (``redact_urls``: a
-  banner's database URL keeps no password), then cut to ``QUOTED`` characters); the one after
+  get a warning of their own (the line quoted, the secrets its command gives shown
+  REDACTED (``command_redaction.redact_secrets``: a banner repeating its ``--token``) and
+  its URLs redacted (``redact_urls``: a banner's database URL keeps no password), then cut
+  to ``QUOTED`` characters); the one after
   them a warning that further lines are counted, not logged; then, while they keep
   coming, a warning with the count so far, ``EVERY`` seconds after that one at the
   soonest, each next wait twice the last, up to ``EVERY_MOST``. A server writing a million
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from mcp_elicit.command_redaction import redact_secrets
 from mcp_elicit.url_redaction import redact_urls
 
 __all__ = ["EVERY", "EVERY_MOST", "LOUD", "QUOTED", "StdoutNoise", "wrote_lines"]
@@ -52,12 +55,16 @@ class StdoutNoise:
         self._clock = clock
         self._told = 0.0
         self._wait = EVERY
+        #: The secrets the server's command gives it (``command_redaction.secret_values``),
+        #: hidden where a line repeats them.
+        self.secrets: tuple[str, ...] = ()
 
     def line(self, line: bytes, why: Exception) -> None:
         """One more line that is not JSON-RPC (``why``: what was wrong with it)."""
         self.count += 1
         if self.first is None or self.count <= LOUD:
-            said = redact_urls(line.decode("utf-8", errors="replace"))  # before any cut
+            said = line.decode("utf-8", errors="replace")
+            said = redact_urls(redact_secrets(said, self.secrets))  # before any cut
             self.first = said[: QUOTED + 1] if self.first is None else self.first
         if self.count <= LOUD:
             self._log.warning(
