@@ -23,6 +23,7 @@ HTTP stack), so that ``check`` over stdio starts without them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import signal
@@ -133,6 +134,7 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
             left_over_by.error(f"unrecognized arguments: {' '.join(redact_command(extra))}")
     except _ParseError as exc:
+        exc.message = _unechoed(exc.message, words)
         if "--json" in words:
             from mcp_elicit.cli import output
 
@@ -142,6 +144,28 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     if extra:
         args.words = [*args.words, *extra]
     return args
+
+
+def _unechoed(message: str, words: Sequence[str]) -> str:
+    """argparse's ``message`` about ``words`` without the secrets they give: a value
+    argparse quotes (``invalid choice: 'sk-...'``, the word after an ``--api-key`` it did
+    not know, taken for the command) is the word given, quoted, whatever its length; a
+    ``--header`` value too. A secret option's value starting with "-" (argparse takes it
+    for an option) gets the way to give it."""
+    from mcp_elicit.command_redaction import redact_secrets, secret_values
+
+    secrets = secret_values(words)
+    pairs = list(itertools.pairwise(words))
+    secrets += [after for word, after in pairs if word in ("-H", "--header")]
+    secrets += [word.partition("=")[2] for word in words if word.startswith("--header=")]
+    for secret in filter(None, secrets):
+        message = message.replace(repr(secret), "'REDACTED'")
+    message = redact_secrets(message, secrets)
+    given = [after for word, after in pairs if word == "--client-secret"]
+    dashed = bool(given) and given[-1].startswith("-")  # taken for an option: not shown, but said how
+    if dashed and message.startswith("argument --client-secret: expected one argument"):
+        message += " (a secret starting with '-' is given as --client-secret=SECRET)"
+    return message
 
 
 def _client_logging(args: argparse.Namespace) -> None:
