@@ -198,7 +198,9 @@ def _main(args: argparse.Namespace) -> int:
     roots = _root_list(args.root)
     answerer = _answerer(args)
     recorded = (
-        Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer)) if answerer is not None else None
+        Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer), unechoed=target.unechoed)
+        if answerer is not None
+        else None
     )
     outcome = asyncio.run(
         run_request(

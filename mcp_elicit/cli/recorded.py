@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -36,7 +36,8 @@ class Recorded:
     shows too; the warnings about any other URL are printed with it. A round's questions
     reach the inner answerer together when it takes them so (``elicit_many``). An answer
     that does not fit is held until the one sent (the module's rules); when it is printed
-    here, a script's own warning of it is turned off (``Scripted.warn_unfit``)."""
+    here, a script's own warning of it is turned off (``Scripted.warn_unfit``). A question's
+    message is shown and kept ``unechoed``."""
 
     inner: Answerer
     echo: bool = True
@@ -46,6 +47,9 @@ class Recorded:
     #: The hosts of the pages accepted, as the question showed them (``judge_url``).
     accepted_pages: set[str] = field(default_factory=set)
     url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
+    #: How a question's message is shown and kept: without the secrets the TARGET gave
+    #: (``Target.unechoed``; a stdio server's question may quote its own ``--token``).
+    unechoed: Callable[[str], str] = field(default=str)
 
     def __post_init__(self) -> None:
         if self.echo and isinstance(self.inner, Scripted):
@@ -88,7 +92,7 @@ class Recorded:
         entry: dict[str, Any] = {
             "key": request.key,
             "mode": request.mode,
-            "message": request.message,
+            "message": self.unechoed(request.message),
             "action": answer.get("action"),
         }
         if "content" in answer:
@@ -141,7 +145,7 @@ class Recorded:
         server = request.server.title or request.server.name
         lines = [
             f"? {said(server)} asks ({said(request.key)}, during {said(str(request.origin))}):",
-            f"  {fit(request.message, SAID_MAX, length=True)}",
+            f"  {fit(self.unechoed(request.message), SAID_MAX, length=True)}",
         ]
         if request.url is not None:
             lines += [f"  {line}" for line in url_lines(request.url, request.server.where)]

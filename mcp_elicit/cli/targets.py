@@ -351,6 +351,22 @@ class _Noise(logging.Filter):
         return False
 
 
+class _Unechoed(logging.Filter):
+    """Shows each record a handler writes (the client's warnings, which quote the server:
+    ``describe()`` repeats its question) without the secrets the TARGET gave."""
+
+    def __init__(self, target: Target) -> None:
+        super().__init__()
+        self._target = target
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said = record.getMessage()
+        shown = self._target.unechoed(said)
+        if shown != said:
+            record.msg, record.args = shown, ()
+        return True
+
+
 @contextlib.asynccontextmanager
 async def connect(
     target: Target,
@@ -384,6 +400,10 @@ async def connect(
     if logger.getEffectiveLevel() > logging.WARNING:
         logger.setLevel(logging.WARNING)
     logger.addFilter(noise)
+    unechoed = _Unechoed(target)
+    handlers = list(logging.getLogger().handlers)  # where the client's warnings are written
+    for handler in handlers:
+        handler.addFilter(unechoed)
     stdio: StdioTransport | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -418,6 +438,8 @@ async def connect(
                 observed.revision = client.revision
                 yield client
     finally:
+        for handler in handlers:
+            handler.removeFilter(unechoed)
         logger.removeFilter(noise)
         logger.setLevel(level)
         if stdio is not None:  # closed by now: all it wrote, for explaining a failure
