@@ -152,8 +152,11 @@ def _unechoed(message: str, words: Sequence[str]) -> str:
     not know, taken for the command) is the word given, quoted, whatever its length; a
     ``--header`` value too. A secret option's value starting with "-" (argparse takes it
     for an option) gets the way to give it."""
-    from mcp_elicit.command_redaction import redact_secrets, secret_values
+    from mcp_elicit.command_redaction import redact_command, redact_secrets, secret_values
 
+    for word, shown in zip(words, redact_command(words), strict=True):  # 'Bearer K' as 'Bearer REDACTED'
+        if shown != word:
+            message = message.replace(repr(word), repr(shown))
     secrets = secret_values(words)
     pairs = list(itertools.pairwise(words))
     secrets += [after for word, after in pairs if word in ("-H", "--header")]

@@ -89,3 +89,11 @@ def test_a_short_secrets_value_is_not_hidden_in_every_word_the_server_says(
     assert done.code == 3, done.err
     assert "--key REDACTED" in done.err, done.err
     assert "unknown name: nothing is called that" in done.err, done.err
+
+
+def test_a_header_argparse_quotes_keeps_its_scheme_and_hides_its_credential(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out, err = _refused(capsys, "--auth-header", "Bearer xy", "check", "http://127.0.0.1:9/mcp")
+    assert "invalid choice: 'Bearer REDACTED'" in err, err
+    assert "Bearer xy" not in out + err
