@@ -26,11 +26,13 @@ Rules:
   secret and header (``--auth-header 'Bearer T'``, ``--auth-header 'Authorization: Bearer
   T'``) hides its value so too: such a name is the header, not where it is.
 * A message that repeats a secret (a server's stderr quoting its ``--token``, its error,
-  a line on its stdout) shows it REDACTED (:func:`redact_secrets`) where it stands as a
-  whole (not inside a longer run of letters, digits and ``_``) and has at least
-  ``SEARCHED_LEAST`` characters: a short value (``--key name``) is hidden where the
-  command gives it, never as every ``name`` in a server's words. Tokens, keys and client
-  secrets are longer; a password shorter than that may be repeated.
+  a line on its stdout) shows it REDACTED (:func:`redact_secrets`): wherever it occurs
+  when it has at least ``SEARCHED_LEAST`` characters (a token glued to other text is
+  still the token), and where it stands whole (not inside a longer run of letters, digits
+  and ``_``) when it is shorter, from ``SEARCHED_FEWEST`` characters on: a short password
+  (``--password hunter2``) is hidden where the server repeats it, and ``--key name``
+  hides the word "name" but not "names" or "renamed". Fewer characters than that protect
+  nothing and would hide the text's small words.
 * Conservative: a name that does not say secret keeps its value (a path, a port, a model's
   name), and short options (``-p X``: a port as often as a password) keep theirs. What a
   secret is hidden from is a message, not the program: the command run is the one given.
@@ -46,11 +48,22 @@ from typing import Final
 
 from mcp_elicit.url_redaction import redact_word
 
-__all__ = ["SEARCHED_LEAST", "redact_command", "redact_secrets", "secret_name", "secret_values"]
+__all__ = [
+    "SEARCHED_FEWEST",
+    "SEARCHED_LEAST",
+    "redact_command",
+    "redact_secrets",
+    "secret_name",
+    "secret_values",
+]
 
-#: The fewest characters of a secret's value that :func:`redact_secrets` searches a text
-#: for: a shorter one (``--key name``) is too likely an ordinary word of the text.
+#: From this many characters on, :func:`redact_secrets` hides a secret's value wherever it
+#: occurs in a text; a shorter one only where it stands whole (``--key name``: the word
+#: "name", not "names").
 SEARCHED_LEAST: Final = 8
+#: The fewest characters of a secret's value that :func:`redact_secrets` searches a text
+#: for: a shorter one protects nothing and would hide the text's small words.
+SEARCHED_FEWEST: Final = 4
 
 #: A part of a name that makes it a secret's.
 _SECRET: Final = frozenset(
@@ -155,10 +168,14 @@ def secret_values(words: Sequence[str]) -> list[str]:
 
 def redact_secrets(text: str, secrets: Iterable[str]) -> str:
     """``text`` (a message that may repeat a command's secrets) with each of ``secrets``
-    of at least ``SEARCHED_LEAST`` characters shown ``REDACTED`` where it stands whole:
-    no letter, digit or ``_`` right before it or after it continues it (see the rules)."""
-    for secret in sorted({s for s in secrets if len(s) >= SEARCHED_LEAST}, key=len, reverse=True):
+    shown ``REDACTED``: wherever it occurs from ``SEARCHED_LEAST`` characters on, and
+    where it stands whole (no letter, digit or ``_`` right before it or after it continues
+    it) from ``SEARCHED_FEWEST`` (see the rules)."""
+    for secret in sorted({s for s in secrets if len(s) >= SEARCHED_FEWEST}, key=len, reverse=True):
         if secret not in text:
+            continue
+        if len(secret) >= SEARCHED_LEAST:
+            text = text.replace(secret, "REDACTED")
             continue
         before = r"(?<!\w)" if _WORDLIKE.match(secret[0]) else ""
         after = r"(?!\w)" if _WORDLIKE.match(secret[-1]) else ""

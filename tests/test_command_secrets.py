@@ -1,12 +1,18 @@
 """The edges of a command's secrets: a value that starts with "-", a header given to an
-option whose name says so, and a message that repeats a value, searched for it only
-where the value stands whole and is long enough to be no ordinary word."""
+option whose name says so, and a message that repeats a value: a long one hidden
+wherever it occurs, a short one where it stands as a word."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcp_elicit.command_redaction import SEARCHED_LEAST, redact_command, redact_secrets, secret_values
+from mcp_elicit.command_redaction import (
+    SEARCHED_FEWEST,
+    SEARCHED_LEAST,
+    redact_command,
+    redact_secrets,
+    secret_values,
+)
 
 
 @pytest.mark.parametrize(
@@ -72,20 +78,36 @@ LONG = "sk-" + "Q7" * SEARCHED_LEAST
         (f"token={LONG};", "token=REDACTED;"),
         (f"'{LONG}' expired", "'REDACTED' expired"),
         (f"{LONG}\n{LONG}", "REDACTED\nREDACTED"),
-        # not where it is part of a longer word: that is another word, not the secret
-        (f"x{LONG}", f"x{LONG}"),
-        (f"{LONG}9", f"{LONG}9"),
+        # glued to other text, a long secret is still the secret
+        (f"x{LONG}", "xREDACTED"),
+        (f"{LONG}9", "REDACTED9"),
+        (f"Bearer{LONG}", "BearerREDACTED"),
     ],
 )
-def test_a_repeated_secret_is_hidden_where_it_stands_whole(text: str, shown: str) -> None:
+def test_a_repeated_long_secret_is_hidden_wherever_it_occurs(text: str, shown: str) -> None:
     assert redact_secrets(text, [LONG]) == shown
 
 
-def test_a_short_secret_is_hidden_where_the_command_gives_it_not_in_every_word() -> None:
+def test_a_short_secret_is_hidden_where_it_stands_whole_not_inside_other_words() -> None:
     words = ["server", "--key", "name"]
     assert redact_command(words) == ["server", "--key", "REDACTED"]
-    said = "unknown name 'nam'; the name must be set"
-    assert redact_secrets(said, secret_values(words)) == said
+    said = "unknown name 'nam'; the names are renamed; name_x, 'name'"
+    shown = "unknown REDACTED 'nam'; the names are renamed; name_x, 'REDACTED'"
+    assert redact_secrets(said, secret_values(words)) == shown
+
+
+def test_a_short_password_the_server_repeats_is_hidden() -> None:
+    words = ["server", "--password", "hunter2"]
+    said = "login failed for password hunter2; try hunter22"
+    shown = "login failed for password REDACTED; try hunter22"
+    assert redact_secrets(said, secret_values(words)) == shown
+
+
+@pytest.mark.parametrize("value", ["a", "ab", "abc"])
+def test_a_value_too_short_to_protect_anything_is_not_searched(value: str) -> None:
+    assert len(value) < SEARCHED_FEWEST
+    said = f"a {value} b"
+    assert redact_secrets(said, [value]) == said
 
 
 def test_a_secret_ending_in_a_mark_is_found_before_a_letter() -> None:

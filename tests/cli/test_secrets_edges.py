@@ -79,16 +79,16 @@ def test_a_servers_dashed_secret_and_auth_header_are_not_shown(
     assert "-q" not in said
 
 
-def test_a_short_secrets_value_is_not_hidden_in_every_word_the_server_says(
+def test_a_short_secrets_value_is_hidden_as_a_word_not_inside_other_words(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """``--key name``: the value is hidden where the command gives it; the server's
-    "unknown name" is its own words, kept."""
-    code = "import sys; print('unknown name: nothing is called that', file=sys.stderr); sys.exit(2)"
+    """``--key name``: the value is hidden where the command gives it and where the server
+    says it as a word; the server's "names" and "renamed" are other words, kept."""
+    code = "import sys; print('names renamed; no name', file=sys.stderr); sys.exit(2)"
     done = run(capsys, "check", "--", sys.executable, "-c", code, "--key", "name")
     assert done.code == 3, done.err
     assert "--key REDACTED" in done.err, done.err
-    assert "unknown name: nothing is called that" in done.err, done.err
+    assert "names renamed; no REDACTED" in done.err, done.err
 
 
 def test_a_header_argparse_quotes_keeps_its_scheme_and_hides_its_credential(

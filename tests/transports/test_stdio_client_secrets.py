@@ -43,12 +43,12 @@ async def test_a_token_the_server_repeats_stays_out_of_the_exit_message_and_the_
     assert SECRET not in said + logged
 
 
-async def test_a_short_value_is_hidden_in_the_command_shown_but_not_in_the_servers_words(
+async def test_a_short_value_is_hidden_as_a_word_of_the_servers_not_inside_others(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """``--key name``: every "name" the server says is its own word, not the key."""
+    """``--key name``: the server's "name" is hidden, its "names" and "renamed" kept."""
     caplog.set_level(logging.WARNING, "mcp_elicit.stdio_client")
-    tells = "import sys; print('unknown name', file=sys.stderr); sys.exit(2)"
+    tells = "import sys; print('names', 'renamed;', 'no', 'name', file=sys.stderr); sys.exit(2)"
     with pytest.raises(TransportError) as caught:
         async with connect_stdio(
             [sys.executable, "-c", tells, "--key", "name"], timeout=10, probe_timeout=10
@@ -56,4 +56,5 @@ async def test_a_short_value_is_hidden_in_the_command_shown_but_not_in_the_serve
             pass
     said = str(caught.value)
     assert "--key REDACTED" in said, said
-    assert "unknown name" in said, said
+    tail = said.rpartition("the end of its stderr:")[2]
+    assert tail.strip() == "names renamed; no REDACTED", said
