@@ -393,6 +393,14 @@ class Dispatch(Catalog):
             task=tasks,
         )
 
+    def tool_failed(self, call: Call, exc: Exception, where: str) -> dict[str, Any] | None:
+        """The result of ``call``, a ``tools/call``, whose tool failed with ``exc`` after its
+        function returned (a 2025-11-25 -32042 of its own that cannot be sent): its
+        ``isError``, logged, as ``Tool.failed`` makes it. None for another method."""
+        name = call.params.get("name")
+        tool = self._tools.get(name) if call.method == "tools/call" and isinstance(name, str) else None
+        return None if tool is None else tool.failed(exc, where)
+
     def _get_prompt(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
     ) -> Awaitable[dict[str, Any]]:

@@ -32,10 +32,11 @@ Rules:
   handler's own ``URLElicitationRequired``, its steps made as ``ctx.require_url`` makes
   them (a message and a valid URL each, a client that declared URL mode: -32021
   otherwise; an ``elicitationId`` each) keeping what else it gave (a step's ``_meta``,
-  the other keys of ``data``), and one naming no such step is -32603, as is one holding
-  a value JSON cannot carry or a step whose ``_meta`` is not an object or has a
-  ``progressToken`` neither a string nor an integer (logged; the request is answered all
-  the same). A -32042 whose steps were made but that is not sent (its handler caught it
+  the other keys of ``data``); one naming no such step, or a step whose ``_meta`` is
+  not an object or has a ``progressToken`` neither a string nor an integer, is the
+  handler's fault: a tool's ``isError`` (as ``ctx.require_url`` given that URL, and as at
+  2026-07-28), a prompt's or resource's -32603, as is one holding a value JSON cannot
+  carry (logged; the request is answered all the same). A -32042 whose steps were made but that is not sent (its handler caught it
   and went on, failed or raised another; it could not be encoded; the client cancelled
   the request) leaves the session waiting on none of their ids; caught and raised again
   (the error, a copy of it, the same step asked again), its steps keep the ids they were
@@ -444,7 +445,13 @@ async def _dispatch(
         if asker.as_made(exc) or asker.context is None:  # ctx.require_url's, made so already
             sent = asker.as_made(exc) and _encodable(exc)
             raise
-        required = asker.own_url_required(asker.context, exc)
+        try:
+            required = asker.own_url_required(asker.context, exc)
+        except ValueError as bad:  # a step it cannot send: a tool's isError, as ctx.require_url's
+            result = server.tool_failed(asker.context.call, bad, asker.where())
+            if result is None:  # a prompt's or a resource's: -32603, as at 2026-07-28
+                raise
+            return result
         sent = _encodable(required)
         raise required from None
     finally:

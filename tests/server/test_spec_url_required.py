@@ -2,7 +2,7 @@
 itself: sent as ``ctx.require_url`` sends it. Its elicitations are URL-mode steps, each
 with an ``elicitationId`` the session waits on (so ``notifications/elicitation/complete``
 reaches it), and only to a client that declared URL mode (-32021 otherwise, as on
-2026-07-28); a raise naming no URL step is the handler's fault (-32603), never a -32042.
+2026-07-28); a raise naming no URL step is the tool's fault (its ``isError``), never a -32042.
 What else the handler gave that the schema admits (a step's ``_meta``, other ``data``
 keys) is sent as given."""
 
@@ -111,9 +111,13 @@ async def test_a_raised_steps_meta_and_the_other_data_keys_are_sent_as_given(wir
 async def test_a_raise_naming_no_valid_url_step_is_never_sent_as_32042(
     wire_2025: WireChecker, caplog: pytest.LogCaptureFixture, data: Any
 ) -> None:
+    """The tool's own fault: its ``isError`` result naming the tool (as at 2026-07-28, and
+    as ``ctx.require_url`` given the same step answers), logged; never a -32042."""
     caplog.set_level(logging.ERROR, "mcp_elicit")
     _, answer = await call_link(raising(data), wire_2025, URL_CAPS)
-    assert answer["error"]["code"] == -32603, answer
+    assert "error" not in answer, answer
+    assert answer["result"]["isError"] is True, answer
+    assert answer["result"]["content"][0]["text"].startswith("Error executing tool link: "), answer
     assert any(r.levelno >= logging.ERROR for r in caplog.records), "the handler's fault is logged"
 
 
