@@ -5,7 +5,8 @@ at a URL.
 Rules:
 
 * Each URL is put to the answerer (the user sees it and consents);
-  ``notifications/elicitation/complete`` arrives on the event stream; the original
+  ``notifications/elicitation/complete`` arrives on the event stream (the answerer's
+  ``request.finished`` returns once it has, as for a step of ``elicitation/create``); the original
   request is retried (a new id, by the session) when every accepted URL is complete (a
   notice that came first counts) or the user says it is done. A declined URL ends the
   request with the error.
@@ -41,7 +42,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_elicit.client.connection import Connection
@@ -182,6 +183,7 @@ async def _steps(
         for request in requests:
             waiting.append(request.elicitation_id or request.key)
             event = questions.notices.completion(waiting[-1])
+            request = replace(request, finished=event.wait)  # as a step of elicitation/create
             answer = await conn.inputs.elicit(request)
             if answer.get("action") != "accept":
                 said = (
