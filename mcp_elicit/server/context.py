@@ -230,6 +230,12 @@ class Context(ContextNotices, ContextMemory):
         self._live("elicit_url")
         if not isinstance(message, str) or not message.strip():
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
+        if elicitation_id is not None and (not isinstance(elicitation_id, str) or not elicitation_id.strip()):
+            given = repr(elicitation_id) if isinstance(elicitation_id, str) else type(elicitation_id).__name__
+            raise ValueError(
+                "a URL step's elicitation_id (elicitationId) must be a non-empty string, the name "
+                f"server.complete_elicitation completes it by, or None for none; not {given}"
+            )
         check_url(url)
         if not self.can_elicit("url"):
             return unaskable(self, ELICIT, {"mode": "url"}, url_mode_missing(self.revision), key)
@@ -287,9 +293,8 @@ class Context(ContextNotices, ContextMemory):
                 raise ValueError(
                     f"a URL step's mode must be 'url' (or left out), not {mode!r}; ask with ctx.elicit"
                 )
-            given = step.get("elicitationId")
             question = self.elicit_url(
-                step.get("message"), step.get("url"), elicitation_id=given if isinstance(given, str) else None
+                step.get("message"), step.get("url"), elicitation_id=step.get("elicitationId")
             )
             asks.append(question.ask)
         return asks
