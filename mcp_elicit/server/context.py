@@ -407,6 +407,12 @@ class Context(ContextNotices, ContextMemory):
         the client: returned at once when this principal stored it before, else asked for
         with a URL-mode elicitation. ``answer.secret`` is a server-side handle."""
         self._live("secret")
+        if not isinstance(name, str) or not name.strip():
+            given = repr(name) if isinstance(name, str) else type(name).__name__
+            raise ValueError(
+                f"a secret's name must be a non-empty string (what the vault keeps it under and its "
+                f'page asks for, e.g. "openai_api_key"), not {given}'
+            )
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         self._used.add("secret")
