@@ -20,18 +20,18 @@ Rules:
   server was given stays open, for its owner to close. A completion made when the server
   holds no store open (never started, or stopped) opens one for its write and closes it.
 * Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
-  on demand for stdio); this module only knows where they are (``PageHost``). Token
+  on demand for stdio); this module only knows where they are (``PageHost``; a public
+  base URL is checked by ``server/page_links.py``). A configured store is tried at
+  start-up by ``server/store_check.py``. Token
   requests to providers go through the ``TokenExchange`` a transport installs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
-import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
-from mcp_elicit.server.options import cleartext, http_meant
-from mcp_elicit.server.outgoing import check_url
+from mcp_elicit.server.options import cleartext
+from mcp_elicit.server.page_links import PAGES_PATH, public_base
 from mcp_elicit.server.step_line import Told
 from mcp_elicit.server.step_records import StepRecords
+from mcp_elicit.server.store_check import check_store
 from mcp_elicit.server.url_asking import end_flow, run_flow
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
-from mcp_elicit.url_redaction import redact_uri, redact_urls
 
 if TYPE_CHECKING:
     from mcp_elicit.sealing import StateSealer
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConnectAnswer", "OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
 
-PAGES_PATH = "/mcp-elicit"
 T = TypeVar("T")
 log = logging.getLogger("mcp_elicit.server")
 
@@ -102,7 +101,7 @@ class UrlMode:
         self._store_spec = store
         self._store: Store | None = store if store is not None and not isinstance(store, str) else None
         self._sealer = sealer
-        self.public_url = _public_base(public_url) if public_url else None
+        self.public_url = public_base(public_url) if public_url else None
         self.page_auth = page_auth
         self.flow_ttl = flow_ttl
         self.flow_wait = flow_wait
@@ -184,7 +183,7 @@ class UrlMode:
         bound (``serve --http``), so plain http off loopback is warned about at start-up
         (a test on a LAN) rather than refused. All or nothing: a value refused
         (``ConfigError``) changes nothing, and the old store stays open and in use."""
-        base = self.public_url if public_url is None else _public_base(public_url, from_address=from_address)
+        base = self.public_url if public_url is None else public_base(public_url, from_address=from_address)
         if store is not None:
             used = any(part is not None for part in (self._flows, self._vault, self._oauth, self._steps))
             if used or self.serving:  # serving: the relay listens on the store the start checked
@@ -219,39 +218,16 @@ class UrlMode:
             )
 
     async def check_store(self) -> None:
-        """Try once, cheaply, each thing the server will ask of a configured store (write,
-        read, take, subscribe, publish), so that one that is down or refuses a part of it (a
-        read-only replica or user, a Redis user without channel rights) fails the start-up
-        with a clear message rather than every request that needs it. A server on the
-        default store opens it when it first needs it: nothing is created for a server that
-        never uses URL mode."""
+        """Try the configured store once, at start-up (``server/store_check.py``); nothing
+        for the default file, which is opened when first needed."""
         if self._store_spec is None:
             return
-        store = self.store
-        if not isinstance(self._store_spec, str):  # a user's own store may lack a part
-            from mcp_elicit.stores.base import shape_problem
-
-            problem = shape_problem(store)
-            if problem is not None:
-                where = type(self._store_spec).__name__
-                raise ConfigError(f"the URL-mode store {where} cannot be used: {problem}")
         try:
-            await store.put("health", "start-up", b"", ttl=60.0)
-            await store.get("health", "start-up")
-            await store.take("health", "start-up")
-            async with store.subscribe("health:start-up"):  # as the relay and waiting retries do
-                await store.publish("health:start-up", b"")  # as saving a page does
-        except Exception as exc:  # any backend's failure: redis, sqlite3, OSError
-            from mcp_elicit.stores.base import failure_text
-            from mcp_elicit.stores.redis import redact_url
-
-            spec = self._store_spec
-            if isinstance(spec, str):  # opened here from its URL: close it (its threads, sockets)
+            await check_store(self.store, self._store_spec)
+        except ConfigError:
+            if isinstance(self._store_spec, str):  # closed there: opened again when next needed
                 self._store = None
-                with contextlib.suppress(Exception):
-                    await store.close()
-            where = redact_url(spec) if isinstance(spec, str) else type(spec).__name__
-            raise ConfigError(f"the URL-mode store {where} cannot be used: {failure_text(exc)}") from exc
+            raise
 
     async def close(self) -> None:
         """The server stopped: close the store if it opened it itself (from a URL, or the
@@ -467,30 +443,6 @@ class UrlMode:
     async def _end(self, flow_id: str, status: FlowStatus) -> None:
         """End the flow with ``status`` unless it already ended (its page then says so)."""
         await end_flow(self.flows, flow_id, status)
-
-
-def _public_base(url: str, *, from_address: bool = False) -> str:
-    """The pages' public base URL, checked as every link made from it will be. Plain http
-    off loopback is refused, as for an OAuth provider's URLs (``server/oauth.py``), unless
-    the URL was derived from the bound address (``from_address``; warned at start-up)."""
-    shown = redact_uri(url) if "://" in url else redact_uri("//" + url)[2:]  # no password, host first
-    text, wrong = url.strip(), f"the public URL must look like http(s)://host[:port][/path], not {shown!r}"
-    if text.partition("://")[0].lower() not in ("http", "https") or "://" not in text:  # said once
-        raise ConfigError(f"{wrong}{redact_urls(http_meant(text))}")
-    try:
-        check_url(text)
-    except ValueError as exc:
-        raise ConfigError(f"{wrong}: {exc}") from None
-    if (parts := urllib.parse.urlsplit(text)).query or parts.fragment:
-        raise ConfigError(wrong)
-    if not from_address and cleartext(text):
-        raise ConfigError(
-            f"the public URL {shown!r} is plain http on a host that is not loopback: the pages that take "
-            "secrets, their one-time links and their cookies would cross the network in cleartext. Give an "
-            "https:// URL (TLS may end at a proxy in front), as for an OAuth provider's URLs; plain http "
-            "only on loopback (127.0.0.1, [::1], localhost)"
-        )
-    return text.rstrip("/")
 
 
 def _state_marker(token: str) -> str:
