@@ -309,7 +309,9 @@ class UnsupportedProtocolVersion(ProtocolError):
 
 
 class URLElicitationRequired(ProtocolError):
-    """The request cannot go on until the user completes URL-mode elicitations (2025-11-25)."""
+    """The request cannot go on until the user completes URL-mode elicitations: -32042 at
+    2025-11-25; at 2026-07-28 its steps are asked as input requests, the accepted retry held
+    until ``server.complete_elicitation`` for a step with an ``elicitationId``."""
 
     code = -32042
 
