@@ -72,7 +72,14 @@ class Announcements:
         caller's, recorded through a store opened for it (``server/step_records.py``); with
         none, it is not recorded (a warning says so). Handed on, what it raises on that
         loop is logged naming the step, and so is that loop closing before it ran (the
-        server stopping meanwhile): it is then not recorded."""
+        server stopping meanwhile): it is then not recorded. An ``elicitation_id`` that is
+        no non-empty string (no step can have it) is a ``ValueError``, at once."""
+        if not isinstance(elicitation_id, str) or not elicitation_id.strip():
+            given = repr(elicitation_id) if isinstance(elicitation_id, str) else type(elicitation_id).__name__
+            raise ValueError(
+                "complete_elicitation needs the step's elicitation_id, the non-empty string its "
+                f"handler gave ctx.require_url (or its raised step's elicitationId); not {given}"
+            )
         subject = subject_of(principal)
         serving = self._serving_loop()
         if serving is not None and serving is not _running_loop():
