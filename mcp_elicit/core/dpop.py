@@ -323,27 +323,35 @@ def _same_target(htu: str, url: str) -> bool:
     """Whether ``htu`` names ``url`` (RFC 9449, section 4.3): compared after syntax-based
     and scheme-based normalization (RFC 3986, sections 6.2.2 and 6.2.3): scheme and host
     in any case, the default port or none, escapes in any case or unreserved ones not
-    escaped, dot segments taken out (after the escapes: ``%2E%2E`` is ``..``), a trailing
-    ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``, ``%2F`` not ``/``. Taking
-    the dots out accepts only another spelling of the same URI, one an HTTP client
-    resolves before it sends a request (section 5.2), never another resource's. An ``htu`` that
+    escaped, dot segments taken out of the ``htu`` (after the escapes: ``%2E%2E`` is ``..``),
+    a trailing ``/`` or none. Other escapes are kept: ``%3B`` is not ``;``, ``%2F`` not
+    ``/``. Taking the dots out accepts only another spelling of the same URI, one an HTTP
+    client resolves before it sends a request (section 5.2). A ``url`` that has dot
+    segments was not resolved: the server was reached there and took them as names (a
+    ``Mount("/{tenant}")`` reached at ``/%2E%2E/mcp``), so an ``htu`` must spell them too;
+    taking them out would make it another resource's URL (``/mcp``) and take that
+    resource's proofs. An ``htu`` that
     is not a URI (a space, a tab or line break, which ``urlsplit`` would silently drop,
     letters beyond ASCII) or that names a user (``https://user@host/``: another URI, and an
     error in an http(s) one, RFC 9110, section 4.2.4) names nothing."""
     if not _URI.fullmatch(htu):
         return False
 
-    def canonical(value: str) -> tuple[str, str, int | None, str]:
+    def canonical(value: str, *, resolved: bool) -> tuple[str, str, int | None, str]:
         parts = urllib.parse.urlsplit(value)
         if "@" in parts.netloc:
             raise ValueError("a user in the URL")
         scheme = parts.scheme.lower()
         port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
-        path = _without_dot_segments(_normal_escapes(parts.path))
+        path = _normal_escapes(parts.path)
+        if resolved:
+            path = _without_dot_segments(path)
         return scheme, (parts.hostname or "").lower(), port, path.rstrip("/") or "/"
 
     try:
-        return canonical(htu) == canonical(url)
+        served = canonical(url, resolved=False)
+        dotted = any(segment in (".", "..") for segment in served[3].split("/"))
+        return canonical(htu, resolved=not dotted) == served
     except ValueError:  # a bad port, a user
         return False
 

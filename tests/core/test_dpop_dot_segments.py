@@ -62,7 +62,18 @@ def test_what_is_not_a_dot_segment_is_kept(htu: str) -> None:
     assert not _checks(htu)
 
 
-def test_the_url_requested_is_normalized_the_same_way() -> None:
-    assert _checks("https://mcp.example/mcp", url="https://mcp.example/a/../mcp")
-    assert _checks("https://mcp.example/api/./v1/mcp", url="https://mcp.example/api/v1/x/../mcp")
+def test_dots_in_the_url_requested_are_names_a_proof_must_spell() -> None:
+    # A URL served with dot segments was not resolved: the router took them as names (a
+    # Mount("/{tenant}") reached at /%2E%2E/mcp). Taking them out made it another URL,
+    # and a proof for that other resource (/mcp) was taken here.
+    dotted = "https://mcp.example/%2E%2E/mcp"
+    assert not _checks("https://mcp.example/mcp", url=dotted)
+    assert not _checks("https://mcp.example/a/../mcp", url="https://mcp.example/mcp/../mcp")
+    assert not _checks("https://mcp.example/api/./v1/mcp", url="https://mcp.example/api/v1/x/../mcp")
+    assert not _checks("https://mcp.example/mcp", url="https://mcp.example/./mcp")
+    # spelled as it was sent, escapes in either case or not, it is taken
+    assert _checks(dotted, url=dotted)
+    assert _checks("https://mcp.example/%2e%2e/mcp", url=dotted)
+    assert _checks("https://mcp.example/../mcp", url=dotted)
+    assert _checks("HTTPS://MCP.EXAMPLE:443/./mcp/", url="https://mcp.example/./mcp")
     assert not _checks("https://mcp.example/api/mcp", url="https://mcp.example/api/v1/mcp")
