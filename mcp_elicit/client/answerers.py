@@ -38,7 +38,9 @@ sees it (let it propagate); the close completes on its own, and the call raises
 ``TransportError`` ("the client was closed") once it has (``client.closing``). A question
 withdrawn because the server stopped (its process ended, its connection was lost) is
 cancelled with the message ``SERVER_STOPPED``: ``server_stopped(exc)`` tells it from one
-the server took back, so that an answerer says which it was.
+the server took back, so that an answerer says which it was. One the client withdraws and
+then answers ``cancel`` (2025-11-25: it came with no request of its own, during a request
+abandoned) is cancelled with ``CANCEL_SENT`` (``cancel_sent(exc)``): the server is told.
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
@@ -73,6 +75,8 @@ from mcp_elicit.log_labels import REPORTED, peer_text
 __all__ = [
     "Answerer",
     "BatchAnswerer",
+    "CANCEL_SENT",
+    "cancel_sent",
     "check_answerer",
     "server_stopped",
     "ElicitAnswer",
@@ -93,12 +97,22 @@ SamplingCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 RootsCallback = Callable[[], Awaitable[Sequence[Mapping[str, Any]] | Mapping[str, Any]]]
 #: What a question's answerer is cancelled with when the server stopped while it was asked.
 SERVER_STOPPED: Final = "the server stopped"
+#: What it is cancelled with when the client withdraws it and then answers it ``cancel``
+#: (2025-11-25: a question that came with no request of its own, over stdio or the event
+#: stream, during a request abandoned, which the server is told of only so).
+CANCEL_SENT: Final = "withdrawn; the server is told it was cancelled"
 
 
 def server_stopped(cancelled: BaseException) -> bool:
     """Whether ``cancelled`` (an answerer's ``CancelledError``) withdrew the question because
     the server stopped, rather than because the server or the caller took it back."""
     return isinstance(cancelled, asyncio.CancelledError) and cancelled.args[:1] == (SERVER_STOPPED,)
+
+
+def cancel_sent(cancelled: BaseException) -> bool:
+    """Whether ``cancelled`` (an answerer's ``CancelledError``) withdrew a question that the
+    client answers ``cancel`` all the same (``CANCEL_SENT``): something is sent for it."""
+    return isinstance(cancelled, asyncio.CancelledError) and cancelled.args[:1] == (CANCEL_SENT,)
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,11 +180,13 @@ class Failures:
 
 async def settle(tasks: list[asyncio.Task[Any]], *, cancel: bool, why: str | None = None) -> list[Interrupt]:
     """Wait for the answers to a request's questions (cancelled first, with ``why``, when
-    the request failed or was abandoned); what they carry to it. An answer that failed
+    the request failed or was abandoned, but those cancelled already: a stray withdrawn,
+    its answerer told ``CANCEL_SENT``); what they carry to it. An answer that failed
     otherwise is logged, not raised."""
     if cancel:
         for task in tasks:
-            task.cancel(why)
+            if not task.cancelling():
+                task.cancel(why)
     await asyncio.gather(*tasks, return_exceptions=True)
     return _outcomes(tasks)
 

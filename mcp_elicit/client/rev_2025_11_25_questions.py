@@ -34,8 +34,8 @@ Rules:
   answered in a task of its own (its answer POSTed again once if the connection broke:
   ``rev_2025_11_25_answers``), so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
-  server's questions are answered. The server's ``notifications/cancelled`` for one of
-  them withdraws the question (no answer is sent), wherever it arrives. At most
+  server's questions are answered. The server's ``notifications/cancelled`` for one withdraws
+  it (no answer is sent), wherever it arrives, but a stray already withdrawn (below). At most
   ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
   refused at once (-32600, saying so) and never reaches the person. One warning tells of
   a burst of such refusals, how many and the limit, once it is over (an answer frees a
@@ -58,8 +58,9 @@ Rules:
 * A question that arrived outside any exchange but was taken to belong to the one request
   in flight (a *stray*) is withdrawn from the person when that request is abandoned
   (cancelled, timed out, failed), and answered as dismissed (``cancel``; -32603 for
-  sampling or roots), since nothing on the wire said it was that request's. A request
-  that completes does not wait for it, unless its answer failed: then for its -32603.
+  sampling or roots), since nothing on the wire said it was that request's (its answerer
+  is told: ``CANCEL_SENT``; the server's withdrawal read meanwhile cancels it no more). A
+  request that completes does not wait for it, unless its answer failed: then for its -32603.
 * A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
   ``ElicitationRequest.finished`` that the server saw the step finished
   (``notifications/elicitation/complete``, wherever it arrives) while the person is still
@@ -77,6 +78,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
+from mcp_elicit.client.answerers import CANCEL_SENT
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying
@@ -220,7 +222,7 @@ class ServerQuestions:
                 self.posts.cut(answering)  # the server needs no answer to an answered request
                 carried = await self.failures.answered(during, answering)
             else:
-                carried = await settle([*answering, *self._withdraw(strays)], cancel=True, why=why)
+                carried = await settle([*answering, *self._withdraw(strays, why)], cancel=True, why=why)
             for carrier in carried:  # whether or not their done callbacks have run yet
                 self.failures.hold(during, carrier)
             if not await self.failures.sent(during):  # a failed answer's -32603: sent first, if it can be
@@ -269,7 +271,7 @@ class ServerQuestions:
         elif message.method == "notifications/cancelled":
             rid = params.get("requestId")
             task = self._answering.get(rid) if isinstance(rid, str | int) else None
-            if task is not None and not task.done():
+            if task is not None and not task.done() and rid not in self._withdrawn:  # not answered yet
                 log.info(
                     "%s withdrew its question (%s)",
                     self.conn.server,
@@ -278,13 +280,15 @@ class ServerQuestions:
                 task.cancel()
         await self.conn.notify(message.method, params)
 
-    def _withdraw(self, strays: list[tuple[Any, asyncio.Task[None]]]) -> list[asyncio.Task[None]]:
+    def _withdraw(self, strays: list[tuple[Any, asyncio.Task[None]]], why: str | None) -> list[Any]:
         """The tasks of questions to withdraw with the request they seemed to belong to:
-        each is answered as dismissed when it ends (see ``respond``)."""
+        each is cancelled (``why``, else ``CANCEL_SENT``: its answerer learns it is answered
+        as dismissed when it ends, see ``respond``)."""
         for qid, task in strays:
             if not task.done():
                 self._withdrawn.add(qid)
                 task.add_done_callback(functools.partial(_forget, self._withdrawn, qid))
+                task.cancel(why or CANCEL_SENT)
         return [task for _, task in strays]
 
     async def respond(self, request: Request, origin: Origin | None = None, *, during: Any = None) -> None:

@@ -56,7 +56,7 @@ from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stopped
+from mcp_elicit.client.answerers import ElicitAnswer, cancel_sent, known_modes, server_stopped
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
@@ -77,6 +77,7 @@ __all__ = [
     "refused_line",
     "require_cli_extra",
     "sent_line",
+    "sent_when_stopped",
     "system_browser",
 ]
 
@@ -174,7 +175,7 @@ class TerminalAnswerer:
                 said = stopped_by(interrupts, exc)
                 if said == "the question was withdrawn":  # the server took it back, or the call ended
                     said = "this question was withdrawn"
-                self.console.print(f"{said[0].upper()}{said[1:]}; nothing was sent.", style="yellow")
+                self.console.print(f"{said[0].upper()}{said[1:]}; {sent_when_stopped(exc)}.", style="yellow")
                 raise
 
     async def url_done(self, request: ElicitationRequest) -> None:
@@ -434,3 +435,10 @@ def stopped_by(signals: list[int], cancelled: BaseException) -> str:
     if signals:
         return "interrupted"
     return "the server stopped" if server_stopped(cancelled) else "the question was withdrawn"
+
+
+def sent_when_stopped(cancelled: BaseException) -> str:
+    """What was sent of a question stopped so (``cancelled``): nothing, unless the client
+    answers it ``cancel`` as it withdraws it (``cancel_sent``: 2025-11-25, a question that
+    came with no request of its own, over stdio say, during the request abandoned)."""
+    return "the server is told it was cancelled" if cancel_sent(cancelled) else "nothing was sent"

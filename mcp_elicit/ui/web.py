@@ -78,7 +78,7 @@ from typing import Final, Literal
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from mcp_elicit.client.answerers import ElicitAnswer, known_modes, server_stopped
+from mcp_elicit.client.answerers import ElicitAnswer, cancel_sent, known_modes, server_stopped
 from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
@@ -86,7 +86,7 @@ from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import TITLE_MAX, carried_by, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
-from mcp_elicit.ui.terminal import interrupts_noted, stopped_by, system_browser
+from mcp_elicit.ui.terminal import interrupts_noted, sent_when_stopped, stopped_by, system_browser
 from mcp_elicit.ui.web_after import Afterwards, ended
 from mcp_elicit.ui.web_assets import STATIC, asset
 from mcp_elicit.ui.web_pages import END_STYLE_SOURCE, REFUSED, continue_page, end_page, page
@@ -431,7 +431,7 @@ class WebAnswerer:
             try:
                 return await self._on_a_page(requests) if requests else []
             except asyncio.CancelledError as exc:
-                self.announce(f"mcp-elicit: {stopped_by(interrupts, exc)}; nothing was sent.")
+                self.announce(f"mcp-elicit: {stopped_by(interrupts, exc)}; {sent_when_stopped(exc)}.")
                 raise
 
     async def _on_a_page(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
@@ -454,7 +454,8 @@ class WebAnswerer:
                 self.announce(f"mcp-elicit: no answer within {self.timeout:g} s; cancelled.")
                 answers = round_.answers.result()
         except asyncio.CancelledError as exc:  # the page says the server stopped, as the terminal does
-            round_.finish(round_.every("cancel"), "stopped" if server_stopped(exc) else "cancelled")
+            how = "stopped" if server_stopped(exc) else "withdrawn" if cancel_sent(exc) else "cancelled"
+            round_.finish(round_.every("cancel"), how)
             raise
         finally:
             round_.finish(round_.every("cancel"), "cancelled")

@@ -43,7 +43,8 @@ _HOW: Final = {
     "decline": "it was declined, and the server was told",
     "cancel": "it was cancelled, and the server was told",
     "cancelled": "it was withdrawn before it was answered, so nothing was sent",
-    "closed": "the page was closed, so nothing was sent",
+    "withdrawn": "it was withdrawn before it was answered, and the server was told it was cancelled",
+    "closed": "the page was closed, so it was cancelled, and the server was told",
     "stopped": "the server stopped, so nothing was sent",
     "timeout": "nobody answered in time, so it was cancelled",
     "finished": "the server says the step on that page is finished",
@@ -63,6 +64,8 @@ def ended(reason: str, carried: str = "") -> str:
         how = f"the answers were given, and go to the server with {carried}"
     elif reason in _REFUSED and carried:  # a refusal is an answer too, and travels the same way
         how = f"it was {_REFUSED[reason]}, and that goes to the server with {carried}"
+    elif reason == "closed" and carried:  # cancelled: an answer, as the person's own Cancel
+        how = f"the page was closed, so it was cancelled, and that goes to the server with {carried}"
     return "There is nothing left to answer here." if how is None else f"{how[0].upper()}{how[1:]}."
 
 

@@ -94,7 +94,12 @@ window.mcpElicitEvents = (() => {
       // own Cancel, which the same words would claim ("the question was withdrawn", as the
       // terminal says)
       cancelled: ["Withdrawn", "The question was withdrawn before you answered, so nothing was sent. You can close this tab."],
-      closed: ["Cancelled", "The page was closed, so nothing was sent."],
+      // withdrawn by mcp-elicit, which then answers it cancel (2025-11-25: a question that
+      // came with no request of its own, during a request abandoned): the server is told
+      withdrawn: ["Withdrawn", `The question was withdrawn before you answered; ${server} was told it was cancelled. You can close this tab.`],
+      // every stream of the page gone too long: the question is cancelled, and that is an
+      // answer, which travels as the person's own Cancel does
+      closed: ["Cancelled", `The page was closed, so the question was cancelled. ${told("That", "it was cancelled")}`],
       stopped: ["Server stopped", `${server} stopped, so nothing was sent. You can close this tab.`],
       timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
       gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
