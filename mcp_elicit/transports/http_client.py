@@ -102,8 +102,8 @@ class HttpTransport:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = check_server_url(url)
         self._shown = redact_uri(url)  # as messages and logs name it, whole: no key from its query
-        if auth is not None:
-            instance("auth", auth, httpx.Auth, "an httpx.Auth (OAuth(...), httpx.BasicAuth(...)), or None")
+        if auth is not None and not _taken_as_auth(auth):
+            wrong_type("auth", auth, _AUTH_TAKES)
         self.auth = auth
         if headers is not None and not isinstance(headers, Mapping):
             wrong_type(
@@ -367,6 +367,20 @@ async def _head(response: httpx.Response, limit: int) -> bytes:
         if len(head) >= limit:
             break
     return head
+
+
+#: What ``auth`` takes: what its httpx client takes.
+_AUTH_TAKES: Final = (
+    "an httpx.Auth (OAuth(...), httpx.BasicAuth(...)), a function auth(request) -> request, "
+    "a (user, password) pair, or None"
+)
+
+
+def _taken_as_auth(auth: object) -> bool:
+    """Whether httpx takes ``auth``: an ``httpx.Auth``, a function, or a (user, password) pair."""
+    if isinstance(auth, tuple):
+        return len(auth) == 2 and all(isinstance(part, str | bytes) for part in auth)
+    return isinstance(auth, httpx.Auth) or callable(auth)
 
 
 def _sendable(headers: Mapping[str, str]) -> dict[str, str]:

@@ -107,7 +107,8 @@ REFUSED: list[tuple[str, Callable[[], object], type[Exception], str]] = [
         "http auth",
         lambda: HttpTransport(URL, auth="Bearer x"),
         TypeError,
-        "auth takes an httpx.Auth (OAuth(...), httpx.BasicAuth(...)), or None, not str",
+        "auth takes an httpx.Auth (OAuth(...), httpx.BasicAuth(...)), a function auth(request) -> request, "
+        "a (user, password) pair, or None, not str",
     ),  # type: ignore[arg-type]
     (
         "http connect_timeout",
