@@ -72,13 +72,20 @@ def public_name(
     """Whose endpoint this is, as an anonymous visitor may be told: the server's ``title``
     else its ``name`` (its ``serverInfo``), or, for a server ``guarded`` by tokens, only the
     ``resource_name`` of its public resource metadata (None without one); made inert and
-    cut to ``NAME_MAX``. None: the page names nobody."""
+    cut to ``NAME_MAX`` characters as shown. None: the page names nobody."""
     shown = (resource_name or None) if guarded else (title or name)
     if not shown:
         return None
-    if len(shown) > NAME_MAX:
-        shown = shown[: NAME_MAX - 1] + "…"
-    return inert(shown, spaces=True)
+    whole = inert(shown, spaces=True)
+    if len(whole) <= NAME_MAX:
+        return whole
+    cut = ""  # NAME_MAX characters as shown, escapes counted; an escape kept whole or left out
+    for character in shown:
+        piece = inert(character, spaces=True)
+        if len(cut) + len(piece) > NAME_MAX - 1:
+            break
+        cut += piece
+    return cut + "…"
 
 
 def wants_page(headers: Mapping[str, str]) -> Kind | None:
