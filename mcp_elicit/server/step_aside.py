@@ -13,6 +13,11 @@ Rules:
   server stops (one more try first), or at a failure that is not the store being down,
   each said (``step_line.lost``); written at last, it is said at INFO. Its further failures
   are said at DEBUG only.
+* Two of them failing in a row for the store being down, the store is down: those whose
+  time came too wait for the next round (the line goes on meanwhile), and at the stop they
+  are given up at once, in one warning, untried. Each try on a store that does not answer
+  waits up to its timeout (a silent Redis: ten seconds), so trying every one would make a
+  stop last as many times that as there are completions set aside.
 * The completions set aside count toward the line's bound.
 """
 
@@ -58,11 +63,14 @@ async def retry_due(
 ) -> None:
     """Try once each completion set aside whose time came (every one when ``stopping``).
     ``failure`` says a write's error: its words, and whether it is the store being down."""
-    for done in [done for done in line.aside if stopping or done.retry_at <= line.loop.time()]:
+    due = [done for done in line.aside if stopping or done.retry_at <= line.loop.time()]
+    downs = 0  # failed in a row for the store being down
+    for tried, done in enumerate(due, 1):
         try:
             await write(done)  # left in ``aside`` meanwhile: a cancellation names it
         except Exception as exc:  # any backend's failure
             said, down = failure(exc)
+            downs = downs + 1 if down else 0
             if stopping or not down or done.until <= line.loop.time():
                 line.aside.remove(done)
                 if stopping:
@@ -74,6 +82,19 @@ async def retry_due(
                 done.delay = min(done.delay * 2, most)
                 done.retry_at = line.loop.time() + done.delay
                 log.debug("the completion of URL step %r still fails: %s", done.elicitation_id[:64], said)
+            if downs >= 2:  # the store is down: the others wait, or (stopping) are given up
+                _give_up_untried(line, due[tried:], stopping=stopping)
+                return
             continue
+        downs = 0
         line.aside.remove(done)
         log.info("the completion of URL step %r is recorded, at last", done.elicitation_id[:64])
+
+
+def _give_up_untried(line: Line, rest: list[Completion], *, stopping: bool) -> None:
+    """At the stop, give up ``rest`` (set aside, not tried: the store is down), said at once."""
+    if not stopping or not rest:
+        return
+    for done in rest:
+        line.aside.remove(done)
+    lost(rest, "not tried again: two before them failed, the store is down; given up: the server is stopping")
