@@ -11,6 +11,7 @@ markers live, behind one narrow interface (``Store``, in ``base``).
     redis.py    RedisStore      redis://host:port/db several instances
     redis_url.py  what a Redis URL may hold; redact_url(), how any store URL is shown
     redis_pubsub.py  RedisSubscription; redis-py's work on tasks whose cancellation sticks
+    redis_errors.py  how a Redis store's errors read: its URL, what to fix
     closed_loops.py  what an event loop closed mid-work left: let go of quietly
     url.py      open_store(url), default_store_url()
     guarded.py  Guarded: the server's view, a failing backend as StoreUnavailable (503)

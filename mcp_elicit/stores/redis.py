@@ -49,6 +49,7 @@ Rules:
   the configuration (``stores.base.misconfigured``) fail at Redis's first answer: the
   store's connections never try a command again. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
+  ``stores/redis_errors.py`` words them.
 * ``close`` (idempotent) refuses new calls at once, waits for the commands under way
   (each ends within the socket timeout; one cut by the close would leave its caller told
   "Connection closed by server" of a write Redis may have made, or dropped), then ends
@@ -96,6 +97,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Subscription
 from mcp_elicit.stores.checks import check_channel, check_key, check_ttl, check_value
 from mcp_elicit.stores.closed_loops import let_go, let_go_of_code, shut_down
+from mcp_elicit.stores.redis_errors import unannotated, worded
 from mcp_elicit.stores.redis_pubsub import (
     HEALTH_CHECK_INTERVAL,
     SUBSCRIBE_TIMEOUT,
@@ -207,7 +209,7 @@ class RedisStore:
         pipe = self._client.pipeline(transaction=False)  # MULTI would need one right more
         for command in commands:
             pipe.execute_command(*command)
-        await self._named(_unannotated(pipe.execute()))  # none: redis-py sends nothing
+        await self._named(unannotated(pipe.execute()))  # none: redis-py sends nothing
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(self._channel(channel))
@@ -334,59 +336,21 @@ class RedisStore:
                 await sub.aclose()
 
     async def _named(self, command: Awaitable[T]) -> T:
-        """``command``'s result; a Redis error raised again (same class) with the store's
-        URL, password hidden, in front of redis-py's message; a reply redis-py cannot make
-        sense of (something else listens there) as ``redis.InvalidResponse``."""
-        aioredis = import_redis()
+        """``command``'s result; a Redis error raised again as ``redis_errors.worded`` says it
+        (same class, the store's URL in front, password hidden)."""
         try:
             return await self._own_task(command)
-        except aioredis.AuthenticationError as exc:  # redis-py's text names HELLO, not the fix
-            if "@" in urlsplit(self.url).netloc:
-                fix = "the server refused the user name or password given in the URL; check them"
-            else:
-                fix = "the server wants a password: give it in the URL, redis://:PASSWORD@host:port/db"
-            raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
-        except aioredis.RedisError as exc:
-            text = str(exc)
-            said = text.rstrip().removesuffix(".")  # redis-py's sentence, then ours: one stop
-            if _caused_by(exc, ConnectionRefusedError):
-                text = said + "; nothing accepts connections there: is Redis running at that address?"
-            elif self._ca_file is not None and _caused_by(
-                exc, FileNotFoundError, PermissionError, IsADirectoryError
-            ):
-                text = said + f"; ssl_ca_certs cannot be read: {self._ca_file!r}"  # ssl names no file
-            elif _refused_command(exc, text):
-                text = said + (  # Redis names the one command: say every one the store uses
-                    f"; the store uses {_COMMANDS}: give the user "
-                    f"{' '.join('+' + c.lower() for c in _COMMANDS.split(', '))} +@connection"
-                )
-            elif isinstance(exc, aioredis.ResponseError) and _NOPERM.match(text):
-                text = said + (  # Redis names no key: say which ones the store uses
-                    f"; this store's keys and channels start with {self.prefix}: give the user "
-                    f"~{self.prefix}:* &{self.prefix}:*, or set ?prefix= to keys it may use"
-                )
-            elif isinstance(exc, aioredis.ResponseError) and _NO_DATABASE.search(text):
-                text = said + (
-                    "; the server has fewer databases than that (its 'databases' setting, 16 "
-                    "unless changed): give a number below it as the URL's path, as in /0"
-                )
-            elif text == "No connection available.":  # BlockingConnectionPool's wait ran out
-                cap = self._client.connection_pool.max_connections
-                text = (
-                    f"no connection came free within the socket timeout: all max_connections={cap} "
-                    "connections are in use, and each subscription holds one while it lasts (the "
-                    "server's relay, each retry waiting for a page; serving needs 2 at least): raise "
-                    "max_connections"
-                )
-            elif self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
-                # a plain Redis takes the TLS hello for a command and never answers as TLS does
-                text = said + "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"
-            raise _renamed(exc, f"Redis store {self.url}: {text}") from exc
-        except _GARBLED as exc:  # redis-py choking on a reply no Redis sends
-            raise aioredis.InvalidResponse(
-                f"Redis store {self.url}: the server did not answer as Redis does "
-                f"({type(exc).__name__}: {exc}); is it a Redis server?"
-            ) from exc
+        except Exception as exc:
+            said = worded(
+                exc,
+                url=self.url,
+                prefix=self.prefix,
+                ca_file=self._ca_file,
+                cap=lambda: self._client.connection_pool.max_connections,
+            )
+            if said is None:
+                raise
+            raise said from exc
 
     async def _own_task(self, work: Awaitable[T]) -> T:
         """``work``'s result, on a task of its own (see ``redis_pubsub.ended``), counted as under
@@ -411,62 +375,6 @@ class RedisStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
-
-
-#: The commands a store sends (besides the connection's own: HELLO, AUTH, SELECT, CLIENT).
-_COMMANDS = "GET, SET, GETDEL, DEL, PUBLISH, SUBSCRIBE, UNSUBSCRIBE, PING"
-#: An ACL refusal as redis-py words it, with or without Redis's code in front: of a key or
-#: channel (6: "this user has no permissions to access one of the keys..."; 7: "No
-#: permissions to access a key") or of a command ("... to run the 'set' command").
-_NOPERM = re.compile(
-    r"(?i)(NOPERM )?(this user has no permissions|no permissions|user \S+ has no permissions)"
-)
-_REFUSED_COMMAND = re.compile(r"(?i)permissions to run the '[^']*' command")
-#: Redis's answer to ``SELECT`` with a database number it lacks (7: "DB index is out of
-#: range"; before: "invalid DB index").
-_NO_DATABASE = re.compile(r"(?i)\bDB index\b")
-
-
-def _refused_command(exc: Exception, text: str) -> bool:
-    """Whether ``exc`` is an ACL user refused a command (not a key or channel)."""
-    return type(exc).__name__ == "NoPermissionError" and bool(_REFUSED_COMMAND.search(text))
-
-
-#: What redis-py raises, beyond its own errors, on replies no Redis sends (seen: an
-#: ``AttributeError`` when a server answers ``+OK`` to ``HELLO``).
-_GARBLED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
-
-
-def _renamed(exc: Exception, message: str) -> Exception:
-    """``exc``'s class with ``message``; ``exc`` itself when that class wants other arguments."""
-    try:
-        return type(exc)(message)
-    except Exception:
-        return exc
-
-
-async def _unannotated(command: Awaitable[T]) -> T:
-    """A pipeline's result; its error without redis-py's note of the command (its values)."""
-    try:
-        return await command
-    except Exception as exc:
-        if exc.args and isinstance(exc.args[0], str):
-            note = r"^Command # \d+ \(.*?\) of pipeline caused error: "
-            exc.args = (re.sub(note, "", exc.args[0], count=1, flags=re.DOTALL), *exc.args[1:])
-        raise
-
-
-def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
-    """Whether ``exc`` came of one of ``kinds`` (a refused connection, a CA file that
-    cannot be read), as its chain of causes says."""
-    seen: BaseException | None = exc
-    for _ in range(8):  # the chain redis-py builds is short; never loop on a cycle
-        if seen is None:
-            return False
-        if isinstance(seen, kinds):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _client(aioredis: ModuleType, redis_url: str) -> Redis:
