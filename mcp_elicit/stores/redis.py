@@ -49,7 +49,8 @@ Rules:
   the configuration (``stores.base.misconfigured``) fail at Redis's first answer: the
   store's connections never try a command again. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
-  ``stores/redis_errors.py`` words them.
+  ``stores/redis_errors.py`` words them; a pipeline's (``write_many``) reads as a single
+  command's does, quoting no value sent.
 * ``close`` (idempotent) refuses new calls at once, waits for the commands under way
   (each ends within the socket timeout; one cut by the close would leave its caller told
   "Connection closed by server" of a write Redis may have made, or dropped), then ends
@@ -97,7 +98,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Subscription
 from mcp_elicit.stores.checks import check_channel, check_key, check_ttl, check_value
 from mcp_elicit.stores.closed_loops import let_go, let_go_of_code, shut_down
-from mcp_elicit.stores.redis_errors import unannotated, worded
+from mcp_elicit.stores.redis_errors import first_error, worded
 from mcp_elicit.stores.redis_pubsub import (
     HEALTH_CHECK_INTERVAL,
     SUBSCRIBE_TIMEOUT,
@@ -209,7 +210,8 @@ class RedisStore:
         pipe = self._client.pipeline(transaction=False)  # MULTI would need one right more
         for command in commands:
             pipe.execute_command(*command)
-        await self._named(unannotated(pipe.execute()))  # none: redis-py sends nothing
+        # its errors as Redis gave them: redis-py's raise quotes the command, values included
+        await self._named(first_error(pipe.execute(raise_on_error=False)))
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(self._channel(channel))

@@ -13,22 +13,23 @@ Rules:
   ``rediss://`` that cannot connect asks whether TLS is on there. A reply redis-py cannot
   make sense of (something that is not Redis on the port) is a ``redis.InvalidResponse``.
   Anything else is no Redis error: None, raised as it is.
-* ``unannotated`` gives a pipeline's error without redis-py's note of the command in front
-  (``Command # N (the command) of pipeline caused error:``), which quotes the values sent.
+* ``first_error`` raises a pipeline's first failing command's error as Redis gave it.
+  redis-py's own raise puts ``Command # N (the command) of pipeline caused error:`` in
+  front, quoting the values sent (a marker, a message: what a log must not hold), and
+  its text then no longer starts as a single command's refusal does, so no advice was
+  added. Cutting that note off the text afterwards cannot tell where a value holding the
+  note's own words ends; the note is never made instead.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
 from mcp_elicit.stores.redis_pubsub import import_redis
 
-__all__ = ["unannotated", "worded"]
-
-T = TypeVar("T")
+__all__ = ["first_error", "worded"]
 
 #: The commands a store sends (besides the connection's own: HELLO, AUTH, SELECT, CLIENT).
 _COMMANDS = "GET, SET, GETDEL, DEL, PUBLISH, SUBSCRIBE, UNSUBSCRIBE, PING"
@@ -101,15 +102,12 @@ def worded(
     return None
 
 
-async def unannotated(command: Awaitable[T]) -> T:
-    """A pipeline's result; its error without redis-py's note of the command (its values)."""
-    try:
-        return await command
-    except Exception as exc:
-        if exc.args and isinstance(exc.args[0], str):
-            note = r"^Command # \d+ \(.*?\) of pipeline caused error: "
-            exc.args = (re.sub(note, "", exc.args[0], count=1, flags=re.DOTALL), *exc.args[1:])
-        raise
+async def first_error(results: Awaitable[Sequence[object]]) -> None:
+    """Raise the first error among a pipeline's ``results`` (``execute(raise_on_error=False)``),
+    as Redis gave it; nothing when every command succeeded."""
+    for result in await results:
+        if isinstance(result, Exception):
+            raise result
 
 
 def _refused_command(exc: Exception, text: str) -> bool:
