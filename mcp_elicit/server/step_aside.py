@@ -12,7 +12,11 @@ Rules:
 * A completion set aside is given up ``RETRY_FOR`` seconds after it was made, or when the
   server stops (one more try first), or at a failure that is not the store being down,
   each said (``step_line.lost``); written at last, it is said at INFO. Its further failures
-  are said at DEBUG only.
+  are said at DEBUG only: its tries (``write_alone``) go past the server's view of its
+  store (``stores.guarded.Guarded``), which says an outage when a call fails and its end
+  when the next succeeds, so a pair of lines (an ERROR) a try, while the others are
+  written between them. That view still says the failure that set it aside, and any
+  outage of the store, as the line's own writes meet it.
 * Two of them failing in a row for the store being down, the store is down: those whose
   time came too wait for the next round (the line goes on meanwhile), and at the stop they
   are given up at once, in one warning, untried. Each try on a store that does not answer
@@ -27,8 +31,10 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from mcp_elicit.server.step_line import Completion, Line, lost
+from mcp_elicit.server.url_steps import StepCompletions
+from mcp_elicit.stores.guarded import Guarded
 
-__all__ = ["retry_due", "set_aside"]
+__all__ = ["retry_due", "set_aside", "write_alone"]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -50,6 +56,19 @@ def set_aside(line: Line, done: Completion, said: str, first: float, most: float
         most,
         lasts,
     )
+
+
+async def write_alone(steps: StepCompletions | None, done: Completion) -> None:
+    """Write ``done``, set aside, to ``steps`` (None: nowhere any more), past ``Guarded``."""
+    if steps is None:
+        return
+    if isinstance(steps.store, Guarded):
+        steps = StepCompletions(steps.store.inner, ttl=steps.ttl)
+    notice = None if done.told is None else done.told()  # made now: see ``step_line.Told``
+    if not done.marked:
+        await steps.mark(done.elicitation_id, done.principal)
+        done.marked = True
+    await steps.tell(done.elicitation_id, done.principal, notice)
 
 
 async def retry_due(

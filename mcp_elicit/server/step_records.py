@@ -85,14 +85,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
-from mcp_elicit.server.step_aside import retry_due, set_aside
+from mcp_elicit.server.step_aside import retry_due, set_aside, write_alone
 from mcp_elicit.server.step_line import Completion, Line, Told, holds, lost, names, untold
 from mcp_elicit.server.url_steps import StepCompletions
 from mcp_elicit.stores.base import Store, backend_errors, failure_text, misconfigured
@@ -345,10 +344,11 @@ class StepRecords:
         def failure(exc: Exception) -> tuple[str, bool]:
             return _said(exc), isinstance(exc, self._down)
 
+        def write(done: Completion) -> Awaitable[None]:
+            return write_alone(self._steps(line), done)
+
         stopping = line.loop in self._settling
-        await retry_due(
-            line, functools.partial(self._write, line), failure, RETRY_MOST, RETRY_FOR, stopping=stopping
-        )
+        await retry_due(line, write, failure, RETRY_MOST, RETRY_FOR, stopping=stopping)
 
     def _failed(self, line: Line, exc: Exception, trouble: _Trouble) -> float | None:
         """A write of ``line`` failed: give up what is due (logged), say what happened, and

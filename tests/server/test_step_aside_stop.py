@@ -6,6 +6,7 @@ a stop that took hours with many set aside)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import pytest
@@ -77,5 +78,38 @@ async def test_a_stop_with_the_store_down_gives_up_those_set_aside_without_tryin
         )
         assert all(f"'{step}'" in given_up for step in bad), caplog.text
         assert len(given_up.splitlines()) == 3, given_up  # the two tried, then the rest at once
+    finally:
+        await app.stop()
+
+
+async def test_the_retries_of_one_set_aside_write_no_store_outage_each(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its further failures are said at DEBUG only: the server's view of its store
+    (``Guarded``) said each as an outage begun (ERROR) and ended by the next write of
+    another completion (INFO), a pair a retry, some twenty-five in its ten minutes."""
+    monkeypatch.setattr(step_records, "RETRY_FIRST", 0.01)
+    monkeypatch.setattr(step_records, "RETRY_MOST", 0.02)
+    monkeypatch.setattr(step_records, "RETRY_FOR", 0.5)  # its bound, made short
+    store = ShardsFail({url_steps._key("bad", "alice")})
+    reader = StepCompletions(store, ttl=600.0)
+    app = Server("shop", state_keys=KEYS, store=store)
+    await app.start()
+    try:
+        with caplog.at_level(logging.DEBUG, logger="mcp_elicit"):
+            app.complete_elicitation("bad", "alice")
+            made = 0
+            async with hang_guard("the failing one given up at its bound"):
+                while "given up: tried for 0.5 s" not in caplog.text:  # others made meanwhile
+                    made += 1
+                    step = f"pay-{made}"
+                    app.complete_elicitation(step, "alice")
+                    await eventually(functools.partial(reader.marker, step, "alice"), "a later one written")
+            retries = [r for r in caplog.records if "'bad' still fails" in r.getMessage()]
+            assert len(retries) >= 2, "not tried again on its own"
+            outages = [
+                r for r in caplog.records if r.name == "mcp_elicit.stores" and r.levelno >= logging.ERROR
+            ]
+            assert len(outages) == 1, "\n".join(r.getMessage() for r in outages)  # its first failure only
     finally:
         await app.stop()
