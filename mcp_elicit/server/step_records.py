@@ -6,7 +6,7 @@ Rules:
 
 * The completions made on one event loop wait in one line, in the order they were made,
   and one task of that loop writes them (``Line``): up to ``BATCH`` of those waiting
-  together (``StepCompletions.complete_many``: one round trip on Redis), or, while the
+  together (``StepCompletions.complete_many``: two round trips on Redis), or, while the
   store fails and for a batch that failed, one after another: while the store is down
   one write is tried at a time, however many people finish their steps meanwhile, and
   nothing is kept per completion but the completion itself. One that fails while the one
@@ -110,7 +110,7 @@ RETRY_MOST = 30.0
 RETRY_FOR = 600.0
 #: How many completions wait at most on one event loop behind the one being written.
 MAX_WAITING = 10_000
-#: How many completions are written together at most (a healthy store: one round trip).
+#: How many completions are written together at most (a healthy Redis: two round trips).
 BATCH = 100
 
 
@@ -300,7 +300,7 @@ class StepRecords:
         line.untold = False
 
     async def _write_batch(self, line: Line) -> int:
-        """Write the next ``BATCH`` waiting together (one round trip on Redis); when that
+        """Write the next ``BATCH`` waiting together (two round trips on Redis); when that
         fails, put them back in front and say how many (to be written one by one)."""
         line.batch = [line.waiting.popleft() for _ in range(min(BATCH, len(line.waiting)))]
         try:

@@ -106,8 +106,9 @@ class StepCompletions:
 
     async def complete_many(self, steps: Sequence[tuple[str, str | None, tuple[str, bytes] | None]]) -> None:
         """``complete`` each of ``steps`` (an id, its principal, what to publish), sent to the
-        store together (``stores.writes``: one round trip on Redis): every marker, then every
-        wake-up and notice. Any may be written when it fails."""
+        store together (``stores.writes``: a round trip on Redis for the markers, then one for
+        the wake-ups and notices, sent only once every marker is written: Redis runs every
+        command of a pipeline whatever failed before it). Any may be written when it fails."""
         marks: list[Write] = []
         tells: list[Write] = []
         for elicitation_id, principal, told in steps:
@@ -116,7 +117,8 @@ class StepCompletions:
             tells.append(Publish(f"{NAMESPACE}:{key}", b"complete"))
             if told is not None:
                 tells.append(Publish(*told))
-        await write_all(self.store, marks + tells)
+        await write_all(self.store, marks)
+        await write_all(self.store, tells)
 
     async def done(self, elicitation_id: str, principal: str | None, seen: str) -> bool:
         """True when the step was completed since the marker ``seen`` was read."""

@@ -12,7 +12,8 @@ Rules:
 * ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
   commands, atomic across every instance using the server.
 * ``write_many`` sends its ``SET``s and ``PUBLISH``es in one pipeline (no ``MULTI``, which an
-  ACL user granted the store's commands may lack): one round trip, in order, not atomic.
+  ACL user granted the store's commands may lack): one round trip, in order, not atomic;
+  Redis runs every command of it, those after one that fails included.
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
   Redis has confirmed ``SUBSCRIBE`` (no confirmation within ``socket_timeout`` is a
   ``redis.TimeoutError`` naming the server), so a publish from any instance after that point is

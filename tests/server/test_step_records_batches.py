@@ -1,6 +1,7 @@
 """How the line of completions of URL steps writes them (``server/step_records.py``): on a
-healthy Redis, a burst is sent together, a pipeline per batch, where it was written one
-completion (three commands, three round trips) after another; and a user's own store that
+healthy Redis, a burst is sent together, two pipelines per batch (the markers, then the
+wake-ups and notices), where it was written one completion (three commands, three round
+trips) after another; and a user's own store that
 fails for one key alone no longer holds the completions behind it up for as long as that
 one is tried (ten minutes): that one is set aside, said once, tried again on its own
 schedule and given up at its bound, while the others are written."""
@@ -72,7 +73,7 @@ async def test_a_burst_of_completions_on_a_healthy_redis_is_written_in_batches(t
             assert missing == [], f"{len(missing)} completions were not recorded"
             assert store.calls["put"] == 0, f"written one by one: {store.calls}"
             batches = -(-BURST // step_records.BATCH)
-            assert store.calls["write_many"] == batches, store.calls
+            assert store.calls["write_many"] == 2 * batches, store.calls  # markers, then wake-ups
         finally:
             await reader.store.close()
             await store.close()
