@@ -107,15 +107,16 @@ class StdioTransport:
             refused = bool(command)
         else:  # a number, None...: refused as not a list, not by Python's own "not iterable"
             refused = not hasattr(command, "__iter__")
-            args = [] if refused else list(command)
-        if refused or not all(isinstance(arg, str | os.PathLike) for arg in args):
+            # A path is taken as its text: every word is shown and redacted as a string.
+            args = [] if refused else [os.fspath(a) if isinstance(a, os.PathLike) else a for a in command]
+        if refused or not all(isinstance(arg, str) for arg in args):
             split = "; split a command line with shlex.split(...)" if hasattr(command, "__iter__") else ""
             raise TypeError(
                 f"the server command is a list of strings (['python', 'server.py']), not {_shown(command)}{split}"
             )
         if not args:
             raise ValueError("the server command is empty")
-        self.command = cast("list[str]", args)  # strings, or paths (which subprocess takes)
+        self.command = cast("list[str]", args)
         takes = "a mapping of variable names to strings ({'PATH': '/usr/bin'}), or None"
         self.env = None if env is None else text_mapping("env", env, takes)
         self.cwd = path_or_none("cwd", cwd)
