@@ -32,11 +32,13 @@ Rules:
   handler's own ``URLElicitationRequired``, its steps made as ``ctx.require_url`` makes
   them (a message and a valid URL each, a client that declared URL mode: -32021
   otherwise; an ``elicitationId`` each) keeping what else it gave (a step's ``_meta``,
-  the other keys of ``data``); one naming no such step, or a step whose ``_meta`` is
-  not an object or has a ``progressToken`` neither a string nor an integer, is the
-  handler's fault: a tool's ``isError`` (as ``ctx.require_url`` given that URL, and as at
-  2026-07-28), a prompt's or resource's -32603, as is one holding a value JSON cannot
-  carry (logged; the request is answered all the same). A -32042 whose steps were made but that is not sent (its handler caught it
+  the other keys of ``data``); one naming no such step, one whose message is no string
+  (JSON-RPC's error message is one), or a step whose ``_meta`` is not an object or has a
+  ``progressToken`` neither a string nor an integer, is the handler's fault: a tool's
+  ``isError`` (as ``ctx.require_url`` given that URL, and as at 2026-07-28), a prompt's or
+  resource's -32603. One holding a value JSON cannot carry is -32603 whatever the handler,
+  as a result that cannot be encoded is (logged; the request is answered all the same).
+  A -32042 whose steps were made but that is not sent (its handler caught it
   and went on, failed or raised another; it could not be encoded; the client cancelled
   the request) leaves the session waiting on none of their ids; caught and raised again
   (the error, a copy of it, the same step asked again), its steps keep the ids they were
@@ -175,11 +177,17 @@ class SessionAsker(InPlaceAsker):
 
     def own_url_required(self, ctx: Context, raised: URLElicitationRequired) -> URLElicitationRequired:
         """``raised``, a handler's own -32042, made as ``url_required`` makes one: its steps
-        checked and made by ``ctx.url_steps`` (a ``ValueError`` for one that is no URL step),
+        checked and made by ``ctx.url_steps`` (a ``ValueError`` for one that is no URL step,
+        and for a message that is no string, which JSON-RPC's error would not carry),
         each keeping the ``_meta`` it was given (an object whose ``progressToken``, if any,
         is a string or an integer, else a ``ValueError``), and the other keys of its ``data``
         sent as given (the schema admits any)."""
         asks = ctx.url_steps(raised)
+        if not isinstance(raised.message, str):  # the error's own message: JSON-RPC's is a string
+            raise ValueError(
+                "URLElicitationRequired's message must be a string saying why the request needs "
+                f"the steps (the -32042's error message), not {type(raised.message).__name__}"
+            )
         data: Mapping[str, Any] = raised.data  # url_steps checked it: an object, its steps objects
         metas = [step.get("_meta") for step in data["elicitations"]]
         for meta in metas:
