@@ -58,8 +58,10 @@ class ProtocolError(MCPElicitError):
         self.request_id = request_id
 
     def to_error(self) -> dict[str, Any]:
-        """The JSON-RPC ``error`` member."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        """The JSON-RPC ``error`` member. Its ``message`` is a string, as JSON-RPC's is,
+        whatever a handler raising its own error gave (``InvalidParams(None)``: "None")."""
+        message = self.message if isinstance(self.message, str) else str(self.message)
+        error: dict[str, Any] = {"code": self.code, "message": message}
         if self.data is not None:
             error["data"] = self.data
         return error
