@@ -157,6 +157,7 @@ def _unechoed(message: str, words: Sequence[str]) -> str:
     for word, shown in zip(words, redact_command(words), strict=True):  # 'Bearer K' as 'Bearer REDACTED'
         if shown != word:
             message = message.replace(repr(word), repr(shown))
+    words = _spelled_out(words)  # --client-sec S, --head 'X-Key: K', -H'X-Key: K' as argparse reads them
     secrets = secret_values(words)
     pairs = list(itertools.pairwise(words))
     secrets += [after for word, after in pairs if word in ("-H", "--header")]
@@ -169,6 +170,29 @@ def _unechoed(message: str, words: Sequence[str]) -> str:
     if dashed and message.startswith("argument --client-secret: expected one argument"):
         message += " (a secret starting with '-' is given as --client-secret=SECRET)"
     return message
+
+
+#: Our own options whose value is a secret (``_unechoed``), as argparse also takes them
+#: abbreviated (``--client-sec S``, ``--head V``).
+_SECRET_OPTIONS = ("--client-secret", "--header")
+
+
+def _spelled_out(words: Sequence[str]) -> list[str]:
+    """``words`` with each abbreviation of one of ``_SECRET_OPTIONS`` written out, and a
+    ``-H`` glued to its value (``-HX-Key: K``, ``-H=X-Key: K``) given as two words: how
+    argparse reads them. An abbreviation that fits another option too (``--h``) is taken
+    for the secret's, which at worst hides a word of the error."""
+    out: list[str] = []
+    for word in words:
+        name, equals, value = word.partition("=")
+        full = [option for option in _SECRET_OPTIONS if len(name) > 2 and option.startswith(name)]
+        if name.startswith("--") and full:
+            out.append(full[0] + equals + value)
+        elif word.startswith("-H") and len(word) > 2:
+            out += ["-H", word[3:] if word[2] == "=" else word[2:]]
+        else:
+            out.append(word)
+    return out
 
 
 def _client_logging(args: argparse.Namespace) -> None:
