@@ -33,6 +33,12 @@ Rules:
   (``--password hunter2``) is hidden where the server repeats it, and ``--key name``
   hides the word "name" but not "names" or "renamed". Fewer characters than that protect
   nothing and would hide the text's small words.
+* The secrets of an HTTP request a message may repeat (a server's error quoting the
+  address it was asked at, or a header): the values of the headers sent but those that
+  say nothing secret (``Accept``, ``Host``, MCP's own), each with its credential after a
+  scheme alone (:func:`header_secrets`); the URL's query, whole and each value, and its
+  user name, password and the ``Basic`` credential a client sends for them
+  (:func:`url_secrets`). :func:`redact_secrets` hides them by the rule above.
 * Conservative: a name that does not say secret keeps its value (a path, a port, a model's
   name), and short options (``-p X``: a port as often as a password) keep theirs. What a
   secret is hidden from is a message, not the program: the command run is the one given.
@@ -42,19 +48,23 @@ A leaf beside ``url_redaction``: the stdio transport and the command line both u
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable, Sequence
 from typing import Final
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 
 from mcp_elicit.url_redaction import redact_word
 
 __all__ = [
     "SEARCHED_FEWEST",
     "SEARCHED_LEAST",
+    "header_secrets",
     "redact_command",
     "redact_secrets",
     "secret_name",
     "secret_values",
+    "url_secrets",
 ]
 
 #: From this many characters on, :func:`redact_secrets` hides a secret's value wherever it
@@ -129,6 +139,11 @@ _ABOUT: Final = frozenset(
 )
 #: The headers that carry credentials whatever their name's parts say.
 _SECRET_HEADERS: Final = frozenset({"authorization", "cookie", "proxy-authorization"})
+#: The headers whose values a message may repeat as they are: they say nothing secret.
+_PLAIN_HEADERS: Final = frozenset(
+    {"accept", "accept-encoding", "accept-language", "connection", "content-length", "content-type"}
+    | {"host", "origin", "user-agent", "last-event-id", "mcp-method", "mcp-name", "mcp-protocol-version"}
+)
 _PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _OPTION = re.compile(r"(-{1,2})([A-Za-z][A-Za-z0-9_.-]+)(?:(=)(.*))?", re.DOTALL)
 _ENV = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
@@ -181,6 +196,32 @@ def redact_secrets(text: str, secrets: Iterable[str]) -> str:
         after = r"(?!\w)" if _WORDLIKE.match(secret[-1]) else ""
         text = re.sub(before + re.escape(secret) + after, "REDACTED", text)
     return text
+
+
+def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
+    """The values of ``headers`` (name, value) that a message should not repeat, each with
+    its credential after a scheme alone (``Bearer sk-...``: ``sk-...``); those of headers
+    that say nothing secret (``Accept``, ``Host``, MCP's own) are not among them."""
+    values = [value for name, value in headers if name.lower() not in _PLAIN_HEADERS]
+    return [part for value in values for part in (value, value.rpartition(" ")[2])]
+
+
+def url_secrets(url: str) -> list[str]:
+    """What the URL ``url`` carries that a message should not repeat: its query (whole,
+    decoded, and each value), its user name and password (as written and decoded), and the
+    ``Basic`` credential a client sends for them. Nothing for a URL that cannot be read."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [parts.query, unquote_plus(parts.query)]
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=True)]
+    user, colon, password = parts.netloc.rpartition("@")[0].partition(":")
+    found += [user, unquote(user), password, unquote(password)]
+    if user or colon:
+        pair = f"{unquote(user)}:{unquote(password)}".encode()
+        found.append(base64.b64encode(pair).decode("ascii"))
+    return [secret for secret in found if secret]
 
 
 def _read(words: Sequence[str]) -> list[tuple[str, str]]:

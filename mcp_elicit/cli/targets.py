@@ -34,14 +34,20 @@ import re
 import shlex
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from mcp_elicit.client import Answerer, Client
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
-from mcp_elicit.command_redaction import redact_command, redact_secrets, secret_values
+from mcp_elicit.command_redaction import (
+    header_secrets,
+    redact_command,
+    redact_secrets,
+    secret_values,
+    url_secrets,
+)
 from mcp_elicit.errors import UsageError
 from mcp_elicit.telemetry_attributes import redact_uri
 from mcp_elicit.transports.stdio_client import StdioTransport
@@ -67,10 +73,6 @@ _ADDRESS = re.compile(
 )
 
 
-#: Headers whose values a message may repeat as they are: they say nothing secret.
-_NOT_SECRET: Final = frozenset({"accept", "accept-language", "content-type", "host", "origin", "user-agent"})
-
-
 @dataclass(frozen=True, slots=True)
 class Target:
     """An HTTP endpoint (``url``) or a server command (``command``)."""
@@ -92,13 +94,15 @@ class Target:
 
     def unechoed(self, text: str) -> str:
         """``text``, a message to print, with each ``--header`` value it repeats (and the
-        credential after a scheme alone: ``Bearer sk-...``), and each secret a stdio command
-        gives an option (``--token T``, ``API_KEY=K``: ``command_redaction``), as ``REDACTED``:
-        a server may quote them in its error. Headers that say nothing secret (``Accept``,
+        credential after a scheme alone: ``Bearer sk-...``), each key of the URL's query and
+        its user name and password, and each secret a stdio command gives an option
+        (``--token T``, ``API_KEY=K``), as ``REDACTED`` (``command_redaction``): a server may
+        quote them in its error. Headers that say nothing secret (``Accept``,
         ``Host``) stay."""
-        values = [value for name, value in self.headers if name.lower() not in _NOT_SECRET]
-        values += secret_values(self.command)  # a stdio server's error may quote its --token
-        return redact_secrets(text, [part for value in values for part in (value, value.rpartition(" ")[2])])
+        secrets = header_secrets(self.headers) + secret_values(
+            self.command
+        )  # a server's error may quote them
+        return redact_secrets(text, secrets + url_secrets(self.url or ""))
 
     def __repr__(self) -> str:  # header values are credentials: their names only
         if self.url is None:

@@ -37,7 +37,6 @@ import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
-from urllib.parse import parse_qsl, unquote_plus
 
 import httpx
 
@@ -51,6 +50,7 @@ from mcp_elicit.client.transport import (
     session_gone,
     unreadable_reply,
 )
+from mcp_elicit.command_redaction import header_secrets, redact_secrets, url_secrets
 from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, ProtocolViolation, TransportError
 from mcp_elicit.log_labels import peer_text
 from mcp_elicit.telemetry import redact_urls
@@ -367,24 +367,11 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-#: Request headers whose values say nothing secret (and name what a quoted body may be about).
-_NOT_SECRET: Final = frozenset(
-    {"accept", "accept-encoding", "connection", "content-length", "content-type", "host", "user-agent"}
-    | {"last-event-id", "mcp-method", "mcp-name", "mcp-protocol-version"}
-)
-
-
 def _unechoed(text: str, url: str, sent: Iterable[tuple[str, str]]) -> str:
     """A body that is no JSON-RPC message, for an error to quote, without the keys of the
     address's query (a 404 page echoing "Cannot POST /mcp?key=..."), nor those of any URL it
     holds: they are redacted wherever the address is shown (``redact_urls``); nor the values
     of the headers ``sent`` but the protocol's own (a debugging endpoint echoing
-    "Authorization: Bearer ..."), the credential after a scheme alone too."""
-    query = httpx.URL(url).query.decode("ascii", errors="replace")
-    keys = {query, unquote_plus(query)} | {v for _, v in parse_qsl(query) if len(v) >= 4}
-    for name, value in sent:
-        if name.lower() not in _NOT_SECRET:
-            keys |= {part for part in (value, value.rpartition(" ")[2]) if len(part) >= 4}
-    for key in sorted(filter(None, keys), key=len, reverse=True):
-        text = text.replace(key, "REDACTED")
-    return redact_urls(text)
+    "Authorization: Bearer ..."), the credential after a scheme alone too: as the command
+    line hides what it was given (``command_redaction.redact_secrets``)."""
+    return redact_urls(redact_secrets(text, [*url_secrets(url), *header_secrets(sent)]))
