@@ -41,7 +41,7 @@ import asyncio
 import sys
 import textwrap
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -277,9 +277,10 @@ def _text_only(arguments: dict[str, Any]) -> dict[str, str]:
     return arguments
 
 
-def narrate(method: str, params: Mapping[str, Any]) -> None:
+def narrate(method: str, params: Mapping[str, Any], unechoed: Callable[[str], str] = str) -> None:
     """What the server says while the request runs, on stderr: a task's status, progress,
-    log messages, each on a line, what the server wrote cut short (``output.said``)."""
+    log messages, each on a line, what the server wrote cut short (``output.said``), and
+    ``unechoed`` (``Target.unechoed``: a stdio server's progress may quote its ``--token``)."""
     if method == "notifications/tasks":
         message = params.get("statusMessage")
         said = f" - {output.said(message)}" if message else ""
@@ -299,7 +300,7 @@ def narrate(method: str, params: Mapping[str, Any]) -> None:
         line = f"[{output.said(params.get('level'))}]{where} {output.said(text)}"
     else:
         return
-    output.write(line, sys.stderr)
+    output.write(unechoed(line), sys.stderr)
 
 
 def _give(roots: Sequence[Mapping[str, str]]) -> RootsCallback:
@@ -370,10 +371,11 @@ async def run_request(
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
         nonlocal logs
-        heard(method, params)
+        # its texts kept as shown: without the secrets the TARGET gave, as a question's
+        heard(method, {name: target.unechoed(v) if isinstance(v, str) else v for name, v in params.items()})
         logs += method == "notifications/message"
         if method != "notifications/message" or logs <= LOG_LINES:
-            narrate(method, params)
+            narrate(method, params, target.unechoed)
 
     try:
         async with connect(
