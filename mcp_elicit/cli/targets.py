@@ -364,7 +364,10 @@ class _Unechoed(logging.Filter):
         self._target = target
 
     def filter(self, record: logging.LogRecord) -> bool:
-        said = record.getMessage()
+        try:
+            said = record.getMessage()
+        except Exception:  # a call whose arguments do not fit: the handler reports it, as logging does
+            return True
         shown = self._target.unechoed(said)
         if shown != said:
             record.msg, record.args = shown, ()
