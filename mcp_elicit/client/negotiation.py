@@ -50,14 +50,14 @@ log = logging.getLogger("mcp_elicit.client")
 _PROBES: Final = 2
 
 
-def discovered_server(discover: Mapping[str, Any], where: str) -> ServerInfo:
+def discovered_server(discover: Mapping[str, Any], where: str, secrets: tuple[str, ...] = ()) -> ServerInfo:
     """Who a ``DiscoverResult`` says the server is (``_meta``'s serverInfo; a top-level
-    ``serverInfo`` as some servers send it), reached at ``where``."""
+    ``serverInfo`` as some servers send it), reached at ``where`` and given ``secrets``."""
     meta = discover.get("_meta")
     info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
     if info is None:
         info = discover.get("serverInfo")
-    return ServerInfo.from_json(info, where)
+    return ServerInfo.from_json(info, where, secrets)
 
 
 def modern_from(exc: ProtocolError, modern: Sequence[str]) -> str | None:
@@ -131,7 +131,7 @@ async def negotiate(
                 routes=routes,
             )
             if verdict.discover is not None:
-                conn.server = discovered_server(verdict.discover, transport.where)
+                conn.server = discovered_server(verdict.discover, transport.where, conn.server.secrets)
             # x-mcp-header applies to modern requests over HTTP only.
             conn.tools.check_headers = transport.http
             return session

@@ -169,7 +169,10 @@ class HandshakeSession:
         self._opened = time.monotonic()
         self.session_id = self._session_from(exchange.headers, strict=True)
         self.initialized = dict(result)
-        self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
+        server = ServerInfo.from_json(
+            result.get("serverInfo"), self.conn.transport.where, self.conn.server.secrets
+        )
+        self.conn.server = server
         note = self.conn.builder.notification("notifications/initialized", None, self.revision)
         await self.conn.send_notification(note, self.headers(note))
         await self.events.open()

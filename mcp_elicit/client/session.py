@@ -148,7 +148,7 @@ class Client:
             timeout=timeout,
             clock=clock,
             on_notification=on_notification,
-            server=ServerInfo(where=transport.where),
+            server=ServerInfo(where=transport.where, secrets=getattr(transport, "secrets", ())),
             tools=ToolIndex(check_headers=False),
             telemetry=load_telemetry(telemetry, "client"),
         )
@@ -247,7 +247,7 @@ class Client:
         return None if self._settling else self._session
 
     def _adopt(self, discover: Mapping[str, Any]) -> None:
-        self._conn.server = discovered_server(discover, self.transport.where)
+        self._conn.server = discovered_server(discover, self.transport.where, self._conn.server.secrets)
 
     async def _unsolicited(self, message: Message) -> None:
         if not isinstance(message, Notification):

@@ -41,6 +41,7 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
+from mcp_elicit.command_redaction import redact_secrets
 from mcp_elicit.core.quoting import quoted, shown_text
 from mcp_elicit.errors import (
     FormSchemaError,
@@ -99,17 +100,22 @@ class ServerInfo:
     version: str = ""
     title: str | None = None
     where: str = ""
+    #: The secrets it was given where it was reached (a stdio command's ``--token T``:
+    #: ``command_redaction.secret_values``), which ``ElicitationRequest.describe`` hides
+    #: where its question repeats them.
+    secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod
-    def from_json(cls, info: object, where: str) -> ServerInfo:
+    def from_json(cls, info: object, where: str, secrets: tuple[str, ...] = ()) -> ServerInfo:
         if not isinstance(info, Mapping):
-            return cls(where=where)
+            return cls(where=where, secrets=secrets)
         title = info.get("title")
         return cls(  # each cut short: they name the server in every message about it
             name=_cut(_text(info.get("name")), _NAMED) or "unknown server",
             version=_cut(_text(info.get("version")), _NAMED),
             title=_cut(title, _NAMED) if isinstance(title, str) else None,
             where=where,
+            secrets=secrets,
         )
 
     def __str__(self) -> str:  # in every message about the server: what it chose, escaped
@@ -198,12 +204,15 @@ class ElicitationRequest:
         """Which server, which question, which fields: for reports to a person (and the
         errors a server is sent), each of the server's texts cut short. A URL-mode URL is
         redacted first (``redact_uri``: a one-time code or token in its query, a password),
-        then cut."""
-        key = _cut(self.key)
-        what = (
-            f"question {_cut(key)!r} ({_cut(self.message)!r})" if self.message else f"question {_cut(key)!r}"
-        )
-        fields = f"; fields: {_cut(', '.join(self.fields))}" if self.fields else ""
+        then cut; so is a secret the server was given (``ServerInfo.secrets``) where it
+        repeats one, before any cut leaves part of it."""
+
+        def shown(text: str) -> str:
+            return _cut(redact_secrets(text, self.server.secrets))
+
+        key = shown(self.key)
+        what = f"question {key!r} ({shown(self.message)!r})" if self.message else f"question {key!r}"
+        fields = f"; fields: {shown(', '.join(self.fields))}" if self.fields else ""
         url = f"; url: {_cut(redact_uri(self.url))}" if self.url else ""
         return f"{self.server} asked {what} during {self.origin} [{self.mode} mode{fields}{url}]"
 

@@ -167,6 +167,12 @@ class StdioTransport:
         return shlex.join(redact_command(self.command))  # no URL's password, no --token's value
 
     @property
+    def secrets(self) -> tuple[str, ...]:
+        """The secrets its command gives the server (``--token T``, ``API_KEY=K``), which a
+        question it asks is described without (``ServerInfo.secrets``)."""
+        return tuple(secret_values(self.command))
+
+    @property
     def network(self) -> Mapping[str, str | int]:
         return {"network.transport": "pipe"}
 
